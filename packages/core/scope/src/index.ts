@@ -1,0 +1,6 @@
+export { kScope, scoped, scopeOf } from './scope'
+export type { Scope } from './scope'
+export { subjectFilter } from './dispatch'
+export type { SubjectFilter } from './dispatch'
+export { ScopedRegistry } from './registry'
+export type { ScopedChange, ScopedEntry, ScopedRegistryOptions } from './registry'

@@ -1,0 +1,36 @@
+import type { TestProjectInlineConfiguration } from 'vitest/config'
+
+/**
+ * The package projects. Tests import sibling packages by name and resolve them
+ * to their TypeScript sources through the `source` export condition, so the
+ * suite runs without a build step.
+ */
+const packages = [
+  'util/brand',
+  'core/scope',
+] as const
+
+const conditions = ['source', 'module', 'node', 'development|production']
+
+function project(dir: string): TestProjectInlineConfiguration {
+  return {
+    resolve: { conditions },
+    ssr: { resolve: { conditions, externalConditions: ['source'] } },
+    test: {
+      name: dir,
+      root: `packages/${dir}`,
+      include: ['tests/**/*.test.ts'],
+      typecheck: {
+        enabled: true,
+        include: ['tests/**/*.test-d.ts'],
+        tsconfig: '../../../tsconfig.json',
+      },
+    },
+  }
+}
+
+const scripts: TestProjectInlineConfiguration = {
+  test: { name: 'scripts', root: 'scripts', include: ['tests/**/*.test.ts'] },
+}
+
+export default [...packages.map(project), scripts]
