@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import type { TestProjectInlineConfiguration } from 'vitest/config'
 
 /**
@@ -8,7 +9,20 @@ import type { TestProjectInlineConfiguration } from 'vitest/config'
 const packages = [
   'util/brand',
   'core/scope',
-] as const
+  'llm/llm',
+  'llm/llm-scripted',
+  'llm/llm-openai',
+  'llm/llm-retry',
+  'core/session',
+  'session/session-jsonl',
+  'core/system-prompt',
+  'core/tools',
+  'core/agent',
+  'core/agent-default-model',
+  'core/agent-loop',
+  'runtime/invariants',
+  'examples/agent-spine-demo',
+].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))
 
 const conditions = ['source', 'module', 'node', 'development|production']
 

@@ -1,0 +1,5 @@
+import './events'
+
+export { AgentError } from './errors'
+export type { AgentErrorCode, AgentErrorCodeMap } from './errors'
+export type * from './types'

@@ -1,0 +1,47 @@
+import type { Message } from '@deepseek-ai/dsh-llm'
+import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
+
+/** Where the log stands: the structure the append invariants (R-SES-4) track. */
+export interface SessionPosition {
+  /** The number of the last turn opened (0 before the first turn). */
+  readonly lastTurn: number
+  /** The open turn, if any. */
+  readonly openTurn?: { readonly turn: number; readonly trigger: SessionEventMap['turn/start']['trigger'] }
+  /** The open step of the open turn, if any. */
+  readonly openStep?: { readonly turn: number; readonly step: number }
+  /** The number of the last step opened in the open turn (0 when none). */
+  readonly lastStep: number
+}
+
+/**
+ * One session: an append-only log of typed events, the only source of truth.
+ *
+ * Contract:
+ * - `append` validates that `data` is lossless JSON, checks the structural
+ *   invariants (R-SES-4), deep-freezes the data, assigns `seq` (the index in
+ *   the log) and `time`, commits, and then publishes `session/event`
+ *   synchronously. A bad append throws a typed error and leaves the log
+ *   unchanged. Observer failures are contained and logged; they never fail the
+ *   append (R-SES-1).
+ * - `events` is a read-only view of the log itself (not a copy): `events[seq]`.
+ */
+export interface Session {
+  readonly id: SessionId
+  readonly meta: SessionEventMap['session/meta']
+  readonly events: readonly AnySessionEvent[]
+  readonly position: SessionPosition
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K>
+  /**
+   * The message history derived from the log by the projection rules
+   * (R-SES-3), maintained incrementally: each append costs O(its own
+   * messages), never a re-walk of the log (R-PERF-1).
+   *
+   * The returned array is owned by the session and must not be mutated. Its
+   * entries are frozen and keep their identity. It only grows by appending
+   * while history is append-only; when a projector shadows earlier entries,
+   * the session switches to a new array and leaves the old one untouched. So a
+   * caller that records `(array, length)` holds an exact snapshot without
+   * copying; a caller that needs its own array copies it.
+   */
+  deriveMessages(): readonly Message[]
+}

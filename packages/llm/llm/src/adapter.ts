@@ -1,0 +1,111 @@
+import type { SessionId } from './session-id'
+import type { LlmErrorCode } from './failure'
+import type { JsonSchema } from './json'
+import type { Message } from './message'
+import type { StreamChunk } from './stream'
+
+/** A tool as the model sees it. */
+export interface ToolSchema {
+  name: string
+  description: string
+  /** JSON Schema of the arguments object. */
+  parameters: JsonSchema
+}
+
+/** What an adapter knows about one model. */
+export interface ModelInfo {
+  id: string
+  contextWindow?: number
+  maxOutputTokens?: number
+  /** The reasoning efforts the model accepts; absent or empty means none. */
+  reasoningEfforts?: readonly string[]
+  /** The effort used when the call config names none. */
+  defaultReasoningEffort?: string
+}
+
+/** Retry hints an adapter may publish for `dsh-llm-retry`. */
+export interface RetryPolicy {
+  /** Retries allowed per failure code; codes not listed use the retry plugin's budgets. */
+  budgets?: Partial<Record<LlmErrorCode, number>>
+  baseDelayMs?: number
+  maxDelayMs?: number
+}
+
+/** One model call, as an adapter receives it. */
+export interface GenerateOptions {
+  provider: string
+  model: string
+  system?: string
+  tools?: readonly ToolSchema[]
+  /**
+   * The conversation. Entries are frozen. The array may be a session's own
+   * derived history (see `Session.deriveMessages`): it is not mutated while the
+   * call runs, but it may grow afterwards, so an adapter that keeps it beyond
+   * the call copies it.
+   */
+  messages: readonly Message[]
+  reasoningEffort?: string
+  maxTokens?: number
+  temperature?: number
+  signal?: AbortSignal
+  /** The session the call belongs to, for adapters that key caches or logs by it. */
+  sessionId?: SessionId
+}
+
+/** A model call without its signal: the frozen record of what was sent. */
+export type LlmRequest = Omit<GenerateOptions, 'signal'>
+
+/**
+ * A provider implementation.
+ *
+ * Contract: `stream` follows the `StreamChunk` protocol. It should encode
+ * provider failures as a final `finish` chunk of kind `error` (or `aborted`)
+ * with a classified `LlmFailure`; if it throws instead (synchronously, or from
+ * the iterator), `ctx.llm` classifies the throw into such a chunk. It must stop
+ * promptly when `signal` aborts. It must never put credentials in a failure
+ * message.
+ */
+export interface LlmAdapter {
+  stream(options: GenerateOptions): AsyncIterable<StreamChunk>
+  /** Model capabilities; called once per prepared call. */
+  resolveModel?(model: string): ModelInfo | Promise<ModelInfo>
+  retryPolicy?: RetryPolicy
+}
+
+/** The per-call knobs a caller (or an `agent/request` listener) sets. */
+export interface LlmCallConfig {
+  provider?: string
+  model?: string
+  reasoningEffort?: string
+  maxTokens?: number
+  temperature?: number
+}
+
+/** What a prepared call streams: everything but the config. */
+export interface StreamRequest {
+  system?: string
+  tools?: readonly ToolSchema[]
+  messages: readonly Message[]
+  signal?: AbortSignal
+  sessionId?: SessionId
+}
+
+/**
+ * A call bound to one exact adapter registration (R-LLM-2). The registration is
+ * resolved once, by `ctx.llm.prepareCall`; a registration replaced afterwards
+ * (hot reload) does not affect this call's header or dispatch.
+ */
+export interface PreparedCall {
+  /** The effective config: validated, defaults filled. `provider` and `model` are always set. */
+  readonly config: Readonly<LlmCallConfig & { provider: string; model: string }>
+  /** The model's capabilities, when the adapter reports them. */
+  readonly model?: ModelInfo
+  /** Whether an adapter was registered for the route when the call was prepared. */
+  readonly hasAdapter: boolean
+  /**
+   * Dispatches through the `llm/stream` waterfall and then the captured
+   * adapter. Never throws for provider failures: they arrive as a final
+   * `finish` chunk of kind `error`/`aborted` (R-LLM-4).
+   */
+  stream(request: StreamRequest): AsyncIterable<StreamChunk>
+}

@@ -1,0 +1,42 @@
+// Vocabulary
+export type {
+  ContentBlock,
+  ContentBlockMap,
+  ContentBlockType,
+  ImageBlock,
+  MessageSource,
+  MessageSourceKind,
+  MessageSourceMap,
+  ReasoningBlock,
+  TextBlock,
+  ToolCallBlock,
+  ToolResultBlock,
+} from './content'
+export { text } from './content'
+export { CallId, MessageId, newCallId, newMessageId } from './ids'
+export { deepFreeze } from './json'
+export type { JsonObject, JsonSchema, JsonValue } from './json'
+export {
+  createAssistantMessage,
+  createToolResultMessage,
+  createUserMessage,
+  textOf,
+  toolCallsOf,
+} from './message'
+export type { AssistantMessage, CreateMessageOptions, Message, UserMessage } from './message'
+export type { FinishReason, FinishReasonKind, FinishReasonMap, StreamChunk, StreamChunkType, TokenUsage } from './stream'
+export { LlmError, isLlmErrorCode, toLlmFailure } from './failure'
+export type { LlmErrorCode, LlmErrorCodeMap, LlmFailure } from './failure'
+export type {
+  GenerateOptions,
+  LlmAdapter,
+  LlmCallConfig,
+  LlmRequest,
+  ModelInfo,
+  PreparedCall,
+  RetryPolicy,
+  StreamRequest,
+  ToolSchema,
+} from './adapter'
+export type { SessionId } from './session-id'
+export { contentProblem, isContent } from './validate'

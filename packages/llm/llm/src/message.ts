@@ -1,0 +1,98 @@
+import type { ContentBlock, MessageSource, ToolCallBlock } from './content'
+import { newMessageId, type CallId, type MessageId } from './ids'
+import { deepFreeze } from './json'
+
+/**
+ * One message of a conversation. Messages that cross the session boundary are
+ * plain JSON and deep-frozen: readers never get a mutable alias.
+ */
+export interface Message {
+  readonly id: MessageId
+  readonly role: 'user' | 'assistant'
+  readonly content: readonly ContentBlock[]
+  /** Model-hidden provenance; adapters never send it. */
+  readonly source: MessageSource
+}
+
+/** A user-role message. A tool result is a user-role message holding one `tool-result` block. */
+export interface UserMessage extends Message {
+  readonly role: 'user'
+}
+
+/** An assistant-role message: what a model produced in one step. */
+export interface AssistantMessage extends Message {
+  readonly role: 'assistant'
+}
+
+export interface CreateMessageOptions {
+  /** Defaults to a fresh `newMessageId()`. */
+  id?: MessageId
+}
+
+function blocks(content: string | readonly ContentBlock[]): ContentBlock[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
+}
+
+/** A deep-frozen user message; `source` defaults to `{ kind: 'user' }`. */
+export function createUserMessage(
+  content: string | readonly ContentBlock[],
+  options: CreateMessageOptions & { source?: MessageSource } = {},
+): UserMessage {
+  return deepFreeze({
+    id: options.id ?? newMessageId(),
+    role: 'user',
+    content: blocks(content),
+    source: options.source ?? { kind: 'user' },
+  })
+}
+
+/** A deep-frozen assistant message; `source` is the model that produced it. */
+export function createAssistantMessage(
+  content: string | readonly ContentBlock[],
+  options: CreateMessageOptions & { source: MessageSource },
+): AssistantMessage {
+  return deepFreeze({
+    id: options.id ?? newMessageId(),
+    role: 'assistant',
+    content: blocks(content),
+    source: options.source,
+  })
+}
+
+/**
+ * A deep-frozen tool result: a user-role message holding one `tool-result`
+ * block for `callId`, with source `{ kind: 'tool', callId }`.
+ */
+export function createToolResultMessage(options: {
+  callId: CallId
+  content: string | readonly ContentBlock[]
+  isError?: boolean
+  id?: MessageId
+}): UserMessage {
+  const block: ContentBlock = {
+    type: 'tool-result',
+    toolCallId: options.callId,
+    content: blocks(options.content),
+    ...(options.isError ? { isError: true } : {}),
+  }
+  return deepFreeze({
+    id: options.id ?? newMessageId(),
+    role: 'user',
+    content: [block],
+    source: { kind: 'tool', callId: options.callId },
+  })
+}
+
+/** The tool calls of a message, in model order. */
+export function toolCallsOf(message: Message): ToolCallBlock[] {
+  const calls: ToolCallBlock[] = []
+  for (const block of message.content) if (block.type === 'tool-call') calls.push(block)
+  return calls
+}
+
+/** The concatenated text blocks of a message (reasoning excluded). */
+export function textOf(message: Message): string {
+  let out = ''
+  for (const block of message.content) if (block.type === 'text') out += block.text
+  return out
+}
