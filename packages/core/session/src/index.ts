@@ -15,3 +15,4 @@ export type {
   TurnTriggerMap,
 } from './types'
 export type { Session, SessionPosition } from './session'
+export type { LoadedSession, PersistedSessionInfo, SessionPersistence, SessionRepair } from './persistence'
