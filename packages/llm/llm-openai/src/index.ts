@@ -1,1 +1,13 @@
-export {}
+import { OpenAiProviders } from './plugin'
+
+export default OpenAiProviders
+export { OpenAiProviders } from './plugin'
+export { OpenAiAdapter } from './adapter'
+export type { OpenAiAdapterOptions } from './adapter'
+export { ModelConfig, OpenAiConfig, ProviderConfig } from './config'
+export type { MaxTokensParam, PresetName } from './config'
+export { presets } from './presets'
+export { OpenAiConfigError, providerDefaults, resolveProvider } from './provider'
+export type { ResolvedProvider } from './provider'
+export { toTokenUsage } from './usage'
+export { retryAfterMs } from './failures'

@@ -1,0 +1,270 @@
+import {
+  toLlmFailure,
+  type GenerateOptions,
+  type LlmAdapter,
+  type LlmFailure,
+  type ModelInfo,
+  type StreamChunk,
+} from '@deepseek-ai/dsh-llm'
+import { createParser } from 'eventsource-parser'
+import type { PresetName, ProviderConfig } from './config'
+import { Exchange, type ReadResult } from './exchange'
+import { httpFailure, streamErrorFailure, type FailureContext } from './failures'
+import { resolveProvider, type ResolvedProvider } from './provider'
+import { Secrets } from './redact'
+import { requestBody } from './request-body'
+import { StreamDecoder } from './stream-decoder'
+
+/** Construction options that are not configuration. */
+export interface OpenAiAdapterOptions {
+  /** The clock used to turn a `retry-after` HTTP date into milliseconds. Defaults to `Date.now`. */
+  now?: () => number
+  /** Where `apiKeyEnv` is looked up, at each call. Defaults to `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>
+}
+
+const errorFinish = (failure: LlmFailure): StreamChunk => ({ type: 'finish', reason: { kind: 'error', failure } })
+const abortedFinish: StreamChunk = Object.freeze({ type: 'finish', reason: Object.freeze({ kind: 'aborted' }) }) as StreamChunk
+
+const maxSnippet = 200
+
+function snippet(text: string, secrets: Secrets): string {
+  const flat = secrets.redact(text).replace(/\s+/g, ' ').trim()
+  return JSON.stringify(flat.length > maxSnippet ? `${flat.slice(0, maxSnippet)}…` : flat)
+}
+
+/**
+ * An `LlmAdapter` for one OpenAI-compatible chat-completions endpoint
+ * (DeepSeek, OpenAI, vLLM, Ollama, llama.cpp, …), streaming over Node's
+ * `fetch` with server-sent events.
+ *
+ * Contract: `stream` never throws for anything the provider or the network
+ * does. Every failure, including a refused request body, arrives as the final
+ * `finish` chunk of kind `error` with a classified `LlmFailure`; the caller's
+ * abort arrives as `{ kind: 'aborted' }` and closes the connection. A stream
+ * abandoned by its consumer (`return()`) also closes the connection. No
+ * failure message contains the API key or a credential header value.
+ */
+export class OpenAiAdapter implements LlmAdapter {
+  /** The provider configuration with preset and defaults applied. */
+  readonly config: ResolvedProvider
+  private readonly now: () => number
+  private readonly env: Readonly<Record<string, string | undefined>>
+
+  /** Throws `OpenAiConfigError` when the configuration cannot work. */
+  constructor(provider: ProviderConfig | PresetName, options: OpenAiAdapterOptions = {}) {
+    this.config = resolveProvider(provider)
+    this.now = options.now ?? Date.now
+    this.env = options.env ?? process.env
+  }
+
+  /** The provider name this adapter is registered under. */
+  get provider(): string {
+    return this.config.name
+  }
+
+  /** The model used when a call's `model` is empty. */
+  get defaultModel(): string | undefined {
+    return this.config.defaultModel
+  }
+
+  /** The configured capabilities of `model`; a model that is not configured reports only its id. */
+  resolveModel(model: string): ModelInfo {
+    const id = model || this.config.defaultModel || model
+    const caps = this.config.models[id]
+    const info: ModelInfo = { id }
+    if (!caps) return info
+    if (caps.contextWindow !== undefined) info.contextWindow = caps.contextWindow
+    if (caps.maxOutputTokens !== undefined) info.maxOutputTokens = caps.maxOutputTokens
+    if (caps.reasoningEfforts?.length) info.reasoningEfforts = [...caps.reasoningEfforts]
+    if (caps.defaultReasoningEffort !== undefined) info.defaultReasoningEffort = caps.defaultReasoningEffort
+    return info
+  }
+
+  /** Streams one model call. An arrow property, so it works detached from the instance. */
+  readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
+
+  /** The key and a description of where it comes from; `missing` names an unset environment variable. */
+  private apiKey(): { key?: string; source?: string; missing?: string } {
+    const { apiKey, apiKeyEnv } = this.config
+    if (apiKey) return { key: apiKey, source: `the apiKey of provider "${this.provider}"` }
+    if (!apiKeyEnv) return {}
+    const key = this.env[apiKeyEnv]
+    return key ? { key, source: `the ${apiKeyEnv} environment variable` } : { missing: apiKeyEnv }
+  }
+
+  private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
+    const { signal } = options
+    if (signal?.aborted) {
+      yield abortedFinish
+      return
+    }
+    const provider = this.provider
+    const model = options.model || this.config.defaultModel
+    if (!model) {
+      yield errorFinish({
+        code: 'INVALID_CONFIG',
+        message: `no model given for provider "${provider}", and it has no defaultModel`,
+      })
+      return
+    }
+    const key = this.apiKey()
+    if (key.missing) {
+      yield errorFinish({
+        code: 'AUTH',
+        message: `the ${key.missing} environment variable is not set; export the API key for provider "${provider}" there, or configure apiKey`,
+      })
+      return
+    }
+    const secrets = new Secrets(key.key, this.config.headers)
+    const context: FailureContext = { provider, model, secrets, apiKeySource: key.source, now: this.now }
+
+    let body: string
+    try {
+      body = JSON.stringify(requestBody(options, model, this.config.models[model], this.config))
+    } catch (error) {
+      const failure = toLlmFailure(error)
+      yield errorFinish(failure.code === 'UNKNOWN' ? { code: 'BAD_REQUEST', message: `the request for ${provider} cannot be encoded: ${failure.message}` } : failure)
+      return
+    }
+
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...(key.key ? { authorization: `Bearer ${key.key}` } : {}),
+      ...this.config.headers,
+    }
+    const exchange = new Exchange(signal, provider, this.config)
+    try {
+      let response: Response
+      try {
+        response = await exchange.request(`${this.config.baseUrl}/chat/completions`, { method: 'POST', headers, body })
+      } catch (error) {
+        const failure = exchange.failure(error, 'connect', secrets)
+        yield failure ? errorFinish(failure) : abortedFinish
+        return
+      }
+      const requestId = response.headers.get('x-request-id') ?? undefined
+
+      if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
+        let text: string
+        try {
+          text = await exchange.text(response)
+        } catch (error) {
+          const failure = exchange.failure(error, 'body', secrets, requestId)
+          yield failure ? errorFinish(failure) : abortedFinish
+          return
+        }
+        if (!response.ok) {
+          yield errorFinish(httpFailure(response.status, response.headers, text, context))
+          return
+        }
+        // A 200 with a JSON body: the server ignored `stream: true`, or reports an error this way.
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = undefined
+        }
+        const error = (parsed as { error?: unknown } | undefined)?.error
+        yield errorFinish(
+          error !== undefined && error !== null
+            ? streamErrorFailure(parsed, requestId, context)
+            : {
+                code: 'MALFORMED_STREAM',
+                message: `${provider} answered with JSON instead of an event stream; check that the server supports streaming chat completions (body starts ${snippet(text, secrets)})`,
+                ...(requestId ? { requestId } : {}),
+              },
+        )
+        return
+      }
+      if (!response.body) {
+        yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${provider} answered without a body`, ...(requestId ? { requestId } : {}) })
+        return
+      }
+
+      const decoder = new StreamDecoder()
+      const out: StreamChunk[] = []
+      let done = false
+      let broken: LlmFailure | undefined
+      let foreign: string | undefined
+      const parser = createParser({
+        onEvent: (event) => {
+          if (done || broken) return
+          if (event.data === '[DONE]') {
+            done = true
+            return
+          }
+          let payload: unknown
+          try {
+            payload = JSON.parse(event.data)
+          } catch {
+            broken = {
+              code: 'MALFORMED_STREAM',
+              message: `${provider} sent stream data that is not JSON: ${snippet(event.data, secrets)}`,
+              ...(requestId ? { requestId } : {}),
+            }
+            return
+          }
+          const error = decoder.push(payload, out)
+          if (error !== undefined) broken = streamErrorFailure(error, requestId, context)
+        },
+        // Lines that are not SSE fields are ignored, as the SSE spec says; the first is kept to explain an empty stream.
+        onError: (error) => {
+          foreign ??= error.line ?? error.field ?? error.message
+        },
+      })
+
+      const reader = response.body.getReader()
+      const text = new TextDecoder()
+      let eof = false
+      while (!done && !broken && !eof) {
+        let result: ReadResult
+        try {
+          result = await exchange.read(reader)
+        } catch (error) {
+          const failure = exchange.failure(error, 'body', secrets, requestId)
+          yield failure ? errorFinish(failure) : abortedFinish
+          return
+        }
+        if (result.done) {
+          eof = true
+          parser.feed(text.decode())
+          parser.reset({ consume: true })
+        } else {
+          parser.feed(text.decode(result.value, { stream: true }))
+        }
+        for (let i = 0; i < out.length; i++) yield out[i]!
+        out.length = 0
+      }
+
+      if (broken) {
+        const usage = decoder.usageChunk()
+        if (usage) yield usage
+        yield errorFinish(broken)
+        return
+      }
+      const end = decoder.end(provider)
+      if (end.kind === 'finish') {
+        for (const chunk of end.chunks) yield chunk
+        return
+      }
+      const hint = foreign !== undefined ? `; it sent lines that are not server-sent events, first ${snippet(foreign, secrets)}` : ''
+      yield errorFinish(
+        end.produced
+          ? {
+              code: 'TRANSPORT',
+              message: `${provider}'s stream ended before the answer finished (no finish_reason)${hint}`,
+              ...(requestId ? { requestId } : {}),
+            }
+          : {
+              code: 'EMPTY_RESPONSE',
+              message: `${provider} ended the stream without producing anything${hint}`,
+              ...(requestId ? { requestId } : {}),
+            },
+      )
+    } finally {
+      exchange.close()
+    }
+  }
+}

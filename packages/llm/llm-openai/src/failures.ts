@@ -1,0 +1,157 @@
+import type { LlmErrorCode, LlmFailure } from '@deepseek-ai/dsh-llm'
+import type { Secrets } from './redact'
+
+/** What a failure message may say about the call, besides the provider's own words. */
+export interface FailureContext {
+  provider: string
+  model: string
+  secrets: Secrets
+  /** Where the key comes from, so an `AUTH` message can say what to check. */
+  apiKeySource: string | undefined
+  now: () => number
+}
+
+const maxDetail = 300
+
+/** Provider text, made safe and short enough for a one-line failure message. */
+function detail(text: string, secrets: Secrets): string {
+  const flat = secrets.redact(text).replace(/\s+/g, ' ').trim()
+  return flat.length > maxDetail ? `${flat.slice(0, maxDetail)}…` : flat
+}
+
+interface ErrorObject {
+  message?: string
+  code?: string | number
+  type?: string
+}
+
+/** The `{ error: { message, type, code } }` object OpenAI-compatible servers answer with, in its common variants. */
+function errorObject(value: unknown): ErrorObject | undefined {
+  if (value === null || typeof value !== 'object') return undefined
+  const record = value as Record<string, unknown>
+  const inner = record.error ?? record
+  if (typeof inner === 'string') return { message: inner }
+  if (inner === null || typeof inner !== 'object') return undefined
+  const e = inner as Record<string, unknown>
+  const message = [e.message, e.msg, e.detail, record.message, record.detail].find((m) => typeof m === 'string') as
+    | string
+    | undefined
+  const code = typeof e.code === 'string' || typeof e.code === 'number' ? e.code : undefined
+  const type = typeof e.type === 'string' ? e.type : undefined
+  if (message === undefined && code === undefined && type === undefined) return undefined
+  return { message, code, type }
+}
+
+function parseBody(text: string): ErrorObject | undefined {
+  try {
+    return errorObject(JSON.parse(text))
+  } catch {
+    return undefined
+  }
+}
+
+const contextOverflow =
+  /context[_ ]length|context[_ ]window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds the model/i
+const quotaExhausted = /insufficient[_ ]quota|insufficient[_ ]balance|billing|exceeded your current quota/i
+
+function describe(error: ErrorObject | undefined, fallback: string): string {
+  const words = [error?.message, error?.code !== undefined ? `code ${error.code}` : undefined, error?.type]
+    .filter((w) => w !== undefined && w !== '')
+    .join('; ')
+  return words || fallback
+}
+
+/**
+ * Parses the retry hint of a 429/503 answer: `retry-after-ms` (OpenAI) wins,
+ * then `retry-after` in seconds or as an HTTP date. Returns whole
+ * milliseconds, never negative, or `undefined` without a usable hint.
+ */
+export function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const ms = headers.get('retry-after-ms')
+  if (ms !== null && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms))
+  const after = headers.get('retry-after')
+  if (after === null) return undefined
+  if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Math.ceil(Number(after) * 1000)
+  const date = Date.parse(after)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+function failure(
+  code: LlmErrorCode,
+  message: string,
+  extra: { status?: number; retryAfterMs?: number; requestId?: string },
+): LlmFailure {
+  const out: LlmFailure = { code, message }
+  if (extra.status !== undefined) out.status = extra.status
+  if (extra.retryAfterMs !== undefined) out.retryAfterMs = extra.retryAfterMs
+  if (extra.requestId) out.requestId = extra.requestId
+  return out
+}
+
+/**
+ * Classifies a non-2xx answer: 401/403 `AUTH`; 402 and quota exhaustion (also
+ * when sent as 429) `AUTH`, since waiting does not help; 429 `RATE_LIMIT`;
+ * 408 `TIMEOUT`; 5xx `SERVER`; a 4xx that names the context length (or a 413)
+ * `CONTEXT_OVERFLOW`; any other 4xx `BAD_REQUEST`. The provider's message is
+ * kept, redacted and shortened; `retryAfterMs` and `requestId` come from the
+ * headers.
+ */
+export function httpFailure(status: number, headers: Headers, body: string, context: FailureContext): LlmFailure {
+  const error = parseBody(body)
+  const said = detail(error ? describe(error, body) : body, context.secrets) || 'no details'
+  const extra = {
+    status,
+    retryAfterMs: retryAfterMs(headers, context.now()),
+    requestId: headers.get('x-request-id') ?? undefined,
+  }
+  const { provider, model } = context
+  const http = `HTTP ${status}: ${said}`
+  const words = `${error?.message ?? ''} ${error?.code ?? ''} ${error?.type ?? ''} ${error ? '' : body}`
+
+  if (status === 401 || status === 403) {
+    const check = context.apiKeySource ? ` Check ${context.apiKeySource}.` : ' The provider has no API key configured (set apiKey or apiKeyEnv).'
+    return failure('AUTH', `${provider} refused the credentials (${http}).${check}`, extra)
+  }
+  if (status === 402 || (status === 429 && quotaExhausted.test(words))) {
+    return failure('AUTH', `${provider} refused the call for billing reasons (${http}). Top up or change the account; retrying will not help.`, extra)
+  }
+  if (status === 429) {
+    const wait = extra.retryAfterMs !== undefined ? ` The provider asks to wait ${extra.retryAfterMs} ms.` : ''
+    return failure('RATE_LIMIT', `${provider} is rate limiting requests (${http}).${wait}`, extra)
+  }
+  if (status === 408) return failure('TIMEOUT', `${provider} timed out the request (${http}).`, extra)
+  if (status >= 500) return failure('SERVER', `${provider} had a server error (${http}); try again later.`, extra)
+  if (status === 413 || (status >= 400 && contextOverflow.test(words))) {
+    return failure(
+      'CONTEXT_OVERFLOW',
+      `the request does not fit the context window of ${provider}/${model} (${http}). Shorten or compact the history.`,
+      extra,
+    )
+  }
+  if (status >= 400) return failure('BAD_REQUEST', `${provider} rejected the request for ${model} (${http}).`, extra)
+  return failure('UNKNOWN', `${provider} answered with unexpected HTTP ${status}: ${said}`, extra)
+}
+
+/**
+ * Classifies an `error` object sent inside a successful stream (`data:
+ * {"error": …}`). A numeric code is read as an HTTP status; otherwise the
+ * code, type and message are matched against rate limits, context length and
+ * bad requests, and anything else is a `SERVER` failure (the provider broke
+ * off an answer it had accepted).
+ */
+export function streamErrorFailure(value: unknown, requestId: string | undefined, context: FailureContext): LlmFailure {
+  const error = errorObject(value) ?? {}
+  const said = detail(describe(error, 'no details'), context.secrets)
+  const message = `${context.provider} sent an error in the stream: ${said}`
+  const extra = { requestId }
+  if (typeof error.code === 'number' && error.code >= 400 && error.code < 600) {
+    const classified = httpFailure(error.code, new Headers(), JSON.stringify({ error }), context)
+    return failure(classified.code, message, { requestId, status: error.code })
+  }
+  const words = `${error.message ?? ''} ${error.code ?? ''} ${error.type ?? ''}`
+  if (contextOverflow.test(words)) return failure('CONTEXT_OVERFLOW', message, extra)
+  if (quotaExhausted.test(words)) return failure('AUTH', message, extra)
+  if (/rate[_ ]limit/i.test(words)) return failure('RATE_LIMIT', message, extra)
+  if (/invalid[_ ]request/i.test(words)) return failure('BAD_REQUEST', message, extra)
+  return failure('SERVER', message, extra)
+}

@@ -1,0 +1,76 @@
+import { deepFreeze } from '@deepseek-ai/dsh-llm'
+import type { PresetName, ProviderConfig } from './config'
+
+/**
+ * The built-in provider presets. Capabilities are the providers' published
+ * limits when this package was released; override any of them per model in
+ * the provider's `models` (the fields merge).
+ *
+ * DeepSeek: `deepseek-chat` and `deepseek-reasoner` are the API's non-thinking
+ * and thinking aliases. Its thinking mode wants earlier reasoning sent back for
+ * turns that called tools (and ignores it for other turns), so the thinking
+ * models replay reasoning. The V4 ids take a `reasoning_effort` of `high` or
+ * `max`.
+ *
+ * OpenAI: its reasoning models reject `max_tokens`, so the preset sends
+ * `max_completion_tokens`; the reasoning models accept `reasoning_effort`.
+ */
+export const presets: Readonly<Record<PresetName, Readonly<ProviderConfig>>> = deepFreeze({
+  deepseek: {
+    name: 'deepseek',
+    baseUrl: 'https://api.deepseek.com',
+    apiKeyEnv: 'DEEPSEEK_API_KEY',
+    defaultModel: 'deepseek-chat',
+    maxTokensParam: 'max_tokens',
+    models: {
+      'deepseek-chat': { contextWindow: 131_072, maxOutputTokens: 8_192 },
+      'deepseek-reasoner': { contextWindow: 131_072, maxOutputTokens: 65_536, replayReasoning: true },
+      'deepseek-v4-flash': {
+        contextWindow: 1_048_576,
+        maxOutputTokens: 393_216,
+        reasoningEfforts: ['high', 'max'],
+        defaultReasoningEffort: 'high',
+        replayReasoning: true,
+      },
+      'deepseek-v4-pro': {
+        contextWindow: 1_048_576,
+        maxOutputTokens: 393_216,
+        reasoningEfforts: ['high', 'max'],
+        defaultReasoningEffort: 'high',
+        replayReasoning: true,
+      },
+    },
+  },
+  openai: {
+    name: 'openai',
+    baseUrl: 'https://api.openai.com/v1',
+    apiKeyEnv: 'OPENAI_API_KEY',
+    defaultModel: 'gpt-4.1',
+    maxTokensParam: 'max_completion_tokens',
+    idleTimeoutMs: 300_000,
+    models: {
+      'gpt-4.1': { contextWindow: 1_047_576, maxOutputTokens: 32_768 },
+      'gpt-4.1-mini': { contextWindow: 1_047_576, maxOutputTokens: 32_768 },
+      'gpt-4o': { contextWindow: 128_000, maxOutputTokens: 16_384 },
+      'gpt-4o-mini': { contextWindow: 128_000, maxOutputTokens: 16_384 },
+      'o4-mini': {
+        contextWindow: 200_000,
+        maxOutputTokens: 100_000,
+        reasoningEfforts: ['low', 'medium', 'high'],
+        defaultReasoningEffort: 'medium',
+      },
+      'gpt-5': {
+        contextWindow: 400_000,
+        maxOutputTokens: 128_000,
+        reasoningEfforts: ['minimal', 'low', 'medium', 'high'],
+        defaultReasoningEffort: 'medium',
+      },
+      'gpt-5-mini': {
+        contextWindow: 400_000,
+        maxOutputTokens: 128_000,
+        reasoningEfforts: ['minimal', 'low', 'medium', 'high'],
+        defaultReasoningEffort: 'medium',
+      },
+    },
+  },
+})

@@ -1,0 +1,210 @@
+import {
+  LlmError,
+  type ContentBlock,
+  type GenerateOptions,
+  type ImageBlock,
+  type JsonObject,
+  type Message,
+} from '@deepseek-ai/dsh-llm'
+import type { ModelConfig } from './config'
+import type { ResolvedProvider } from './provider'
+
+type TextPart = { type: 'text'; text: string }
+type ImagePart = { type: 'image_url'; image_url: { url: string } }
+type UserPart = TextPart | ImagePart
+
+/** One chat-completions message, as sent. */
+export type WireMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | UserPart[] }
+  | {
+      role: 'assistant'
+      content: string | null
+      reasoning_content?: string
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[]
+    }
+  | { role: 'tool'; tool_call_id: string; content: string }
+
+/** How consecutive text blocks of one message are joined into one string. */
+export const textSeparator = '\n\n'
+
+function badRequest(message: string): LlmError {
+  return new LlmError({ code: 'BAD_REQUEST', message })
+}
+
+function imagePart(block: ImageBlock): ImagePart {
+  return { type: 'image_url', image_url: { url: `data:${block.mediaType};base64,${block.data}` } }
+}
+
+/** Text-only content becomes one string (every provider accepts it); images make it a parts array. */
+function userContent(parts: UserPart[]): string | UserPart[] {
+  if (parts.every((p) => p.type === 'text')) return parts.map((p) => (p as TextPart).text).join(textSeparator)
+  return parts
+}
+
+interface Mapping {
+  out: WireMessage[]
+  /** User-side parts held back until the run of `tool` messages ends (see `toWireMessages`). */
+  pending: UserPart[]
+}
+
+function flush(mapping: Mapping): void {
+  if (mapping.pending.length === 0) return
+  mapping.out.push({ role: 'user', content: userContent(mapping.pending) })
+  mapping.pending = []
+}
+
+function toolResult(
+  mapping: Mapping,
+  block: Extract<ContentBlock, { type: 'tool-result' }>,
+  where: string,
+): void {
+  const texts: string[] = []
+  const images: ImagePart[] = []
+  block.content.forEach((inner, i) => {
+    if (inner.type === 'text') texts.push(inner.text)
+    else if (inner.type === 'image') images.push(imagePart(inner))
+    else {
+      throw badRequest(
+        `${where}.content[${i}] is a "${inner.type}" block inside a tool result; the OpenAI-compatible adapter can send only text and images there`,
+      )
+    }
+  })
+  let content = texts.join(textSeparator)
+  if (images.length > 0) {
+    // Tool messages carry text only; the images follow in a user message after the run of tool messages.
+    if (!content) content = `[${images.length} image(s) attached in the next message]`
+    mapping.pending.push({ type: 'text', text: `Images returned by tool call ${block.toolCallId}:` }, ...images)
+  }
+  mapping.out.push({ role: 'tool', tool_call_id: block.toolCallId, content })
+}
+
+function userMessage(mapping: Mapping, message: Message, where: string): void {
+  const hasToolResult = message.content.some((b) => b.type === 'tool-result')
+  if (!hasToolResult) flush(mapping)
+  const own: UserPart[] = []
+  message.content.forEach((block, i) => {
+    const at = `${where}.content[${i}]`
+    switch (block.type) {
+      case 'text':
+        own.push({ type: 'text', text: block.text })
+        break
+      case 'image':
+        own.push(imagePart(block))
+        break
+      case 'tool-result':
+        toolResult(mapping, block, at)
+        break
+      default:
+        throw badRequest(
+          `${at} is a "${block.type}" block in a user message; the OpenAI-compatible adapter sends only text, image and tool-result blocks there`,
+        )
+    }
+  })
+  if (hasToolResult) {
+    // The message's own text or images must not split the run of tool messages: send them after it.
+    mapping.pending.push(...own)
+  } else {
+    mapping.out.push({ role: 'user', content: userContent(own) })
+  }
+}
+
+function assistantMessage(mapping: Mapping, message: Message, where: string, replayReasoning: boolean): void {
+  flush(mapping)
+  const texts: string[] = []
+  const reasoning: string[] = []
+  const calls: NonNullable<Extract<WireMessage, { role: 'assistant' }>['tool_calls']> = []
+  message.content.forEach((block, i) => {
+    switch (block.type) {
+      case 'text':
+        texts.push(block.text)
+        break
+      case 'reasoning':
+        // Signatures are never sent: this API has no field for them.
+        reasoning.push(block.text)
+        break
+      case 'tool-call':
+        calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } })
+        break
+      default:
+        throw badRequest(
+          `${where}.content[${i}] is a "${block.type}" block in an assistant message; the OpenAI-compatible adapter sends only text, reasoning and tool-call blocks there`,
+        )
+    }
+  })
+  const wire: Extract<WireMessage, { role: 'assistant' }> = {
+    role: 'assistant',
+    content: texts.length > 0 ? texts.join(textSeparator) : calls.length > 0 ? null : '',
+  }
+  if (replayReasoning && reasoning.length > 0) wire.reasoning_content = reasoning.join(textSeparator)
+  if (calls.length > 0) wire.tool_calls = calls
+  mapping.out.push(wire)
+}
+
+/**
+ * Maps the conversation to chat-completions messages:
+ *
+ * - `system` first, when non-empty.
+ * - A user message's text blocks become one string joined by a blank line;
+ *   with images, a parts array (`text` / `image_url` with a data URL) in block
+ *   order.
+ * - Each `tool-result` block becomes one `tool` message. Tool messages carry
+ *   text only, so images of a tool result, and any other blocks of a message
+ *   that holds tool results, are held back and sent as one user message after
+ *   the run of tool messages (providers require the tool messages to follow
+ *   the assistant's calls directly).
+ * - An assistant message becomes `content` (its text, or `null` when it only
+ *   calls tools), `tool_calls`, and `reasoning_content` only when the model is
+ *   configured with `replayReasoning`.
+ * - `source`, message ids, `isError` and reasoning signatures are not sent.
+ *   Any block type the adapter does not know is refused with `BAD_REQUEST`
+ *   rather than silently dropped.
+ */
+export function toWireMessages(
+  system: string | undefined,
+  messages: readonly Message[],
+  replayReasoning: boolean,
+): WireMessage[] {
+  const mapping: Mapping = { out: [], pending: [] }
+  if (system) mapping.out.push({ role: 'system', content: system })
+  messages.forEach((message, i) => {
+    const where = `messages[${i}]`
+    if (message.role === 'assistant') assistantMessage(mapping, message, where, replayReasoning)
+    else if (message.role === 'user') userMessage(mapping, message, where)
+    else throw badRequest(`${where} has role ${JSON.stringify((message as Message).role)}; expected "user" or "assistant"`)
+  })
+  flush(mapping)
+  return mapping.out
+}
+
+/**
+ * Builds the request body. Keys are written in one fixed order whatever the
+ * order of `options`, and nothing time- or randomness-dependent is added, so
+ * the same call always serializes to the same bytes and the provider's prompt
+ * cache can match the prefix. Extra body fields (provider, then model) are
+ * written last and may override the adapter's own fields.
+ */
+export function requestBody(
+  options: GenerateOptions,
+  model: string,
+  caps: Readonly<ModelConfig> | undefined,
+  provider: ResolvedProvider,
+): JsonObject {
+  const body: Record<string, unknown> = {
+    model,
+    messages: toWireMessages(options.system, options.messages, caps?.replayReasoning === true),
+  }
+  if (options.tools && options.tools.length > 0) {
+    body.tools = options.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }))
+  }
+  if (options.reasoningEffort) body.reasoning_effort = options.reasoningEffort
+  if (options.maxTokens !== undefined) body[provider.maxTokensParam] = options.maxTokens
+  if (options.temperature !== undefined) body.temperature = options.temperature
+  body.stream = true
+  if (provider.streamUsage) body.stream_options = { include_usage: true }
+  Object.assign(body, provider.extraBody, caps?.extraBody)
+  return body as JsonObject
+}

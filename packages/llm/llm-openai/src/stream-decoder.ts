@@ -1,0 +1,185 @@
+import { newCallId, type CallId, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@deepseek-ai/dsh-llm'
+import { toTokenUsage } from './usage'
+
+interface ToolSlot {
+  /** The content-block index, given at the call's first appearance. */
+  readonly index: number
+  id?: string
+  name?: string
+  /** Argument text received before the name; sent with the first chunk. */
+  pending: string
+  announced: boolean
+}
+
+/** The end of a decoded stream: either a finish to emit, or the reason there is none. */
+export type DecodedEnd =
+  | { kind: 'finish'; chunks: StreamChunk[] }
+  | { kind: 'no-finish'; produced: boolean }
+
+/**
+ * Turns chat-completions stream payloads (the parsed JSON of each `data:`
+ * event) into `StreamChunk`s, following the stream protocol (R-LLM-6):
+ *
+ * - Only choice 0 is read (the adapter never asks for more).
+ * - Reasoning (`reasoning_content`, or `reasoning` as some servers name it),
+ *   text (`content`) and each tool call (by its `index` in `tool_calls`) get
+ *   their own content-block index, numbered in order of first appearance and
+ *   stable for the whole stream. Empty strings open nothing.
+ * - A tool call's first chunk carries its id and name; argument fragments that
+ *   arrive before the name are held and sent with it. A call without an id
+ *   gets a fresh one.
+ * - `usage` (DeepSeek sends it with the finish, OpenAI in a last chunk with no
+ *   choices) is mapped to non-overlapping counts and emitted once, just before
+ *   the finish.
+ * - The finish is emitted only by `end()`, after `[DONE]` or the end of the
+ *   body, so a usage chunk that trails the finish reason is not lost.
+ */
+export class StreamDecoder {
+  private next = 0
+  private reasoningIndex = -1
+  private textIndex = -1
+  private readonly tools = new Map<number | string, ToolSlot>()
+  private finishReason: string | undefined
+  private usage: TokenUsage | undefined
+  private produced = false
+
+  /** Decodes one payload; content chunks go to `out`. Returns the in-stream error object, if the payload is one. */
+  push(payload: unknown, out: StreamChunk[]): unknown {
+    if (payload === null || typeof payload !== 'object') return undefined
+    const data = payload as Record<string, unknown>
+    if (data.error !== undefined && data.error !== null) return data
+    const usage = toTokenUsage(data.usage)
+    if (usage) this.usage = usage
+    if (!Array.isArray(data.choices)) return undefined
+    for (const raw of data.choices) {
+      if (raw === null || typeof raw !== 'object') continue
+      const choice = raw as Record<string, unknown>
+      if ((choice.index ?? 0) !== 0) continue
+      const delta = choice.delta
+      if (delta !== null && typeof delta === 'object') this.delta(delta as Record<string, unknown>, out)
+      if (typeof choice.finish_reason === 'string' && choice.finish_reason) this.finishReason = choice.finish_reason
+    }
+    return undefined
+  }
+
+  private delta(delta: Record<string, unknown>, out: StreamChunk[]): void {
+    const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : delta.reasoning
+    if (typeof reasoning === 'string' && reasoning) {
+      if (this.reasoningIndex < 0) this.reasoningIndex = this.next++
+      out.push({ type: 'reasoning-delta', index: this.reasoningIndex, text: reasoning })
+      this.produced = true
+    }
+    if (typeof delta.content === 'string' && delta.content) {
+      if (this.textIndex < 0) this.textIndex = this.next++
+      out.push({ type: 'text-delta', index: this.textIndex, text: delta.content })
+      this.produced = true
+    }
+    if (Array.isArray(delta.tool_calls)) {
+      delta.tool_calls.forEach((call, position) => {
+        if (call !== null && typeof call === 'object') this.toolCall(call as Record<string, unknown>, position, out)
+      })
+    }
+  }
+
+  private toolCall(call: Record<string, unknown>, position: number, out: StreamChunk[]): void {
+    const fn = (call.function ?? {}) as Record<string, unknown>
+    const id = typeof call.id === 'string' && call.id ? call.id : undefined
+    const name = typeof fn.name === 'string' && fn.name ? fn.name : undefined
+    const args = typeof fn.arguments === 'string' ? fn.arguments : ''
+    // Servers that omit `index` send each call whole; fall back to its id, then its position.
+    const key: number | string = typeof call.index === 'number' ? call.index : (id ?? `#${position}`)
+    let slot = this.tools.get(key)
+    if (!slot) {
+      slot = { index: this.next++, pending: '', announced: false }
+      this.tools.set(key, slot)
+    }
+    if (id && !slot.id) slot.id = id
+    if (name && !slot.name) slot.name = name
+    if (!slot.announced) {
+      if (!slot.name) {
+        slot.pending += args
+        return
+      }
+      slot.announced = true
+      slot.id ??= newCallId()
+      out.push({
+        type: 'tool-call-delta',
+        index: slot.index,
+        id: slot.id as CallId,
+        name: slot.name,
+        argumentsDelta: slot.pending + args,
+      })
+      slot.pending = ''
+      this.produced = true
+    } else if (args) {
+      out.push({ type: 'tool-call-delta', index: slot.index, argumentsDelta: args })
+    }
+  }
+
+  /** Whether any content chunk has been produced. */
+  get hasOutput(): boolean {
+    return this.produced
+  }
+
+  /** The usage chunk to send before a failure's finish, when the provider already reported usage. */
+  usageChunk(): StreamChunk | undefined {
+    return this.usage ? { type: 'usage', usage: this.usage } : undefined
+  }
+
+  /**
+   * Ends the stream. With a finish reason: the usage chunk (if any) and the
+   * finish. Without one: nothing, and whether content was produced, so the
+   * caller can tell an empty response from a truncated one.
+   */
+  end(provider: string): DecodedEnd {
+    if (this.finishReason === undefined) return { kind: 'no-finish', produced: this.produced }
+    const chunks: StreamChunk[] = []
+    const usage = this.usageChunk()
+    if (usage) chunks.push(usage)
+    const unnamed = [...this.tools.values()].find((slot) => !slot.announced)
+    const reason: FinishReason = unnamed
+      ? {
+          kind: 'error',
+          failure: {
+            code: 'MALFORMED_STREAM',
+            message: `${provider} streamed a tool call (content block ${unnamed.index}) without a function name`,
+          },
+        }
+      : finishReason(this.finishReason, this.tools.size > 0, provider)
+    chunks.push({ type: 'finish', reason })
+    return { kind: 'finish', chunks }
+  }
+}
+
+/**
+ * Maps a chat-completions `finish_reason`: `stop` (or `tool-calls` when the
+ * answer did call tools, as some servers report `stop` then), `tool_calls` /
+ * `function_call`, `length` → `max-tokens`. `content_filter` is an error
+ * (`BAD_REQUEST`: the provider refused the content, retrying the same request
+ * will not help), `insufficient_system_resource` (DeepSeek) a `SERVER` error,
+ * and any other reason an `UNKNOWN` error naming it.
+ */
+export function finishReason(reason: string, calledTools: boolean, provider: string): FinishReason {
+  const error = (failure: LlmFailure): FinishReason => ({ kind: 'error', failure })
+  switch (reason) {
+    case 'stop':
+      return calledTools ? { kind: 'tool-calls' } : { kind: 'stop' }
+    case 'tool_calls':
+    case 'function_call':
+      return { kind: 'tool-calls' }
+    case 'length':
+      return { kind: 'max-tokens' }
+    case 'content_filter':
+      return error({
+        code: 'BAD_REQUEST',
+        message: `${provider}'s content filter stopped the answer (finish_reason "content_filter"); rephrase the request`,
+      })
+    case 'insufficient_system_resource':
+      return error({
+        code: 'SERVER',
+        message: `${provider} stopped the answer for lack of server resources (finish_reason "insufficient_system_resource"); try again later`,
+      })
+    default:
+      return error({ code: 'UNKNOWN', message: `${provider} ended the answer with an unknown finish_reason "${reason}"` })
+  }
+}

@@ -1,0 +1,143 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+
+/** One request as the fake provider received it. */
+export interface ReceivedRequest {
+  method: string
+  url: string
+  headers: IncomingHttpHeaders
+  /** The raw body text, byte for byte. */
+  raw: string
+  /** The body parsed as JSON. */
+  body: unknown
+}
+
+/** Answers one request. `closed` resolves when the client side of the exchange goes away (or the response ends). */
+export type Handler = (request: ReceivedRequest, res: ServerResponse, closed: Promise<void>) => void | Promise<void>
+
+/** A promise with its resolver, for driving a race deterministically. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
+/**
+ * A chat-completions server on 127.0.0.1 for the adapter tests. Each request
+ * is answered by the next queued handler (a request with none gets a 500 that
+ * says so), and is recorded with its exact body.
+ */
+export class FakeProvider {
+  readonly requests: ReceivedRequest[] = []
+  /** Resolves, per request (by arrival order), when its response closed: ended, or the client went away. */
+  readonly closes: Promise<void>[] = []
+  private readonly handlers: Handler[] = []
+  private readonly sockets = new Set<Socket>()
+
+  private constructor(private readonly server: Server) {
+    server.on('connection', (socket) => {
+      this.sockets.add(socket)
+      socket.on('close', () => this.sockets.delete(socket))
+    })
+    server.on('request', (req, res) => void this.accept(req, res))
+  }
+
+  static async start(): Promise<FakeProvider> {
+    const provider = new FakeProvider(createServer())
+    await new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve))
+    return provider
+  }
+
+  /** The base URL to configure, e.g. `http://127.0.0.1:41234/v1`. */
+  get url(): string {
+    const { port } = this.server.address() as AddressInfo
+    return `http://127.0.0.1:${port}/v1`
+  }
+
+  /** Queues handlers for the next requests, in order. */
+  handle(...handlers: Handler[]): this {
+    this.handlers.push(...handlers)
+    return this
+  }
+
+  private async accept(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const pieces: Buffer[] = []
+    for await (const piece of req) pieces.push(piece as Buffer)
+    const raw = Buffer.concat(pieces).toString('utf8')
+    let body: unknown
+    try {
+      body = JSON.parse(raw)
+    } catch {
+      body = undefined
+    }
+    const request: ReceivedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw, body }
+    this.requests.push(request)
+    const closed = new Promise<void>((resolve) => res.on('close', () => resolve()))
+    this.closes.push(closed)
+    const handler = this.handlers.shift()
+    if (!handler) {
+      res.writeHead(500, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: { message: 'the test queued no handler for this request' } }))
+      return
+    }
+    await handler(request, res, closed)
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+}
+
+/** One `chat.completion.chunk` for choice 0, in the providers' documented shape. */
+export function chunk(
+  delta: Record<string, unknown>,
+  finishReason: string | null = null,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-test',
+    object: 'chat.completion.chunk',
+    created: 1_764_460_800,
+    model: 'test-model',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...extra,
+  }
+}
+
+/** The final usage-only chunk OpenAI sends with `stream_options.include_usage`. */
+export function usageChunk(usage: Record<string, unknown>): Record<string, unknown> {
+  return { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1_764_460_800, model: 'test-model', choices: [], usage }
+}
+
+/** Starts an event stream response. */
+export function openStream(res: ServerResponse, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })
+}
+
+/** Writes one `data:` event (objects as JSON, strings verbatim) and waits until it is handed to the socket. */
+export function send(res: ServerResponse, data: unknown): Promise<void> {
+  const text = typeof data === 'string' ? data : JSON.stringify(data)
+  return new Promise((resolve) => res.write(`data: ${text}\n\n`, () => resolve()))
+}
+
+/** A handler that streams `events` then `[DONE]` and ends. */
+export function sse(events: unknown[], options: { done?: boolean; headers?: Record<string, string> } = {}): Handler {
+  return async (_request, res) => {
+    openStream(res, options.headers)
+    for (const event of events) await send(res, event)
+    if (options.done !== false) await send(res, '[DONE]')
+    res.end()
+  }
+}
+
+/** A handler that answers with a status and a JSON (or text) body. */
+export function reply(status: number, body: unknown, headers: Record<string, string> = {}): Handler {
+  return (_request, res) => {
+    const text = typeof body === 'string' ? body : JSON.stringify(body)
+    res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', ...headers })
+    res.end(text)
+  }
+}
