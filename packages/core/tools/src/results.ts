@@ -1,0 +1,54 @@
+import { contentProblem, createToolResultMessage, deepFreeze, type CallId, type ContentBlock } from '@deepseek-ai/dsh-llm'
+import type { ContextRecord } from '@deepseek-ai/dsh-session'
+import { ToolError, isToolError, type ToolErrorCode } from './errors'
+import type { ToolCallResult, ToolOutput } from './types'
+
+const frozenNone: readonly ContextRecord[] = Object.freeze([])
+
+/** A successful result: one `tool-result` block with `content`. */
+export function successResult(callId: CallId, content: readonly ContentBlock[], contexts: readonly ContextRecord[]): ToolCallResult {
+  return Object.freeze({
+    message: createToolResultMessage({ callId, content }),
+    contexts: contexts.length ? deepFreeze([...contexts]) : frozenNone,
+  })
+}
+
+/**
+ * An error result. The model sees `Error: <message>`; `error.message` is the
+ * same sentence without the prefix, so logs and the model agree.
+ */
+export function errorResult(
+  callId: CallId,
+  code: ToolErrorCode | (string & {}),
+  message: string,
+  contexts: readonly ContextRecord[] = frozenNone,
+): ToolCallResult {
+  return Object.freeze({
+    message: createToolResultMessage({ callId, content: `Error: ${message}`, isError: true }),
+    error: Object.freeze({ code, message }),
+    contexts: contexts.length ? deepFreeze([...contexts]) : frozenNone,
+  })
+}
+
+/** The content of an output: a string is one text block; blocks are checked and copied. Throws `TOOL_ERROR`. */
+export function contentOf(output: unknown, what: string): readonly ContentBlock[] {
+  if (typeof output === 'string') return [{ type: 'text', text: output }]
+  const problem = contentProblem(output, what)
+  if (problem !== undefined) {
+    throw new ToolError('TOOL_ERROR', Array.isArray(output) ? `malformed tool output: ${problem}` : `${what} must be a string or content blocks`)
+  }
+  return [...(output as ContentBlock[])]
+}
+
+/** Checks that an output is a string or well-formed content blocks. Throws `TOOL_ERROR`. */
+export function checkOutput(output: unknown, what: string): ToolOutput {
+  contentOf(output, what)
+  return output as ToolOutput
+}
+
+/** The model-visible sentence for a thrown value: its message, or a fallback. */
+export function messageOf(error: unknown, fallback: string): string {
+  if (isToolError(error) || error instanceof Error) return error.message.trim() || fallback
+  if (typeof error === 'string' && error.trim()) return error.trim()
+  return fallback
+}
