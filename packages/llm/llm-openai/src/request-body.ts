@@ -81,7 +81,6 @@ function toolResult(
 
 function userMessage(mapping: Mapping, message: Message, where: string): void {
   const hasToolResult = message.content.some((b) => b.type === 'tool-result')
-  if (!hasToolResult) flush(mapping)
   const own: UserPart[] = []
   message.content.forEach((block, i) => {
     const at = `${where}.content[${i}]`
@@ -105,7 +104,11 @@ function userMessage(mapping: Mapping, message: Message, where: string): void {
     // The message's own text or images must not split the run of tool messages: send them after it.
     mapping.pending.push(...own)
   } else {
-    mapping.out.push({ role: 'user', content: userContent(own) })
+    // Parts held back from tool results open this message, so no two user messages follow each other
+    // (several chat templates insist that roles alternate).
+    const parts = mapping.pending.length > 0 ? [...mapping.pending, ...own] : own
+    mapping.pending = []
+    mapping.out.push({ role: 'user', content: userContent(parts) })
   }
 }
 
@@ -150,9 +153,10 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
  *   order.
  * - Each `tool-result` block becomes one `tool` message. Tool messages carry
  *   text only, so images of a tool result, and any other blocks of a message
- *   that holds tool results, are held back and sent as one user message after
- *   the run of tool messages (providers require the tool messages to follow
- *   the assistant's calls directly).
+ *   that holds tool results, are held back until the run of tool messages ends
+ *   (providers require the tool messages to follow the assistant's calls
+ *   directly): they open the next user message, or form one of their own
+ *   before the next assistant message or at the end.
  * - An assistant message becomes `content` (its text, or `null` when it only
  *   calls tools), `tool_calls`, and `reasoning_content` only when the model is
  *   configured with `replayReasoning`.
