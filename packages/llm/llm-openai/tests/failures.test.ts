@@ -1,7 +1,7 @@
-import { CallId, createUserMessage, type ContentBlock, type GenerateOptions, type Message, type StreamChunk } from '@deepseek-ai/dsh-llm'
+import { CallId, createUserMessage, type ContentBlock, type GenerateOptions, type Message } from '@deepseek-ai/dsh-llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
-import { collect } from './support/collect'
+import { collect, errorFinish } from './support/collect'
 import { FakeProvider, chunk, openStream, reply, send, sse } from './support/fake-provider'
 
 const key = 'sk-failure-test-0123456789abcdef'
@@ -23,9 +23,6 @@ const call = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
   messages: [createUserMessage('hello')],
   ...extra,
 })
-
-const errorFinish = (failure: Record<string, unknown>): StreamChunk =>
-  ({ type: 'finish', reason: { kind: 'error', failure } }) as StreamChunk
 
 describe('HTTP error classification', () => {
   it('401: AUTH, says where the key comes from, and never echoes the key even when the provider does', async () => {

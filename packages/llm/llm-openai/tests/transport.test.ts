@@ -1,7 +1,7 @@
 import { createUserMessage, type GenerateOptions, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
-import { collect } from './support/collect'
+import { collect, errorFinish } from './support/collect'
 import { FakeProvider, chunk, deferred, openStream, send } from './support/fake-provider'
 
 const key = 'sk-transport-test-0123456789'
@@ -23,9 +23,6 @@ const call = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
   messages: [createUserMessage('hello')],
   ...extra,
 })
-
-const errorFinish = (failure: Record<string, unknown>): StreamChunk =>
-  ({ type: 'finish', reason: { kind: 'error', failure } }) as StreamChunk
 
 describe('network failures', () => {
   it('a refused connection is TRANSPORT naming the cause', async () => {
