@@ -40,3 +40,12 @@ export type {
 } from './adapter'
 export type { SessionId } from './session-id'
 export { contentProblem, isContent } from './validate'
+
+// The service
+export { LlmService } from './service'
+export { LlmService as default } from './service'
+export type { LlmStreamCall } from './events'
+export { assemble, createAssembler } from './assembler'
+export type { AssembledResponse, Assembler } from './assembler'
+export { forgetLoopRequests, isLoopRequest, loopRequests, markLoopRequest } from './loop-requests'
+export type { LoopRequestEntry, LoopRequestMeta } from './loop-requests'

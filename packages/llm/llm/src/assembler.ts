@@ -1,0 +1,238 @@
+import type { ContentBlock } from './content'
+import type { LlmFailure } from './failure'
+import type { CallId } from './ids'
+import type { FinishReason, StreamChunk, TokenUsage } from './stream'
+
+/** What a chunk stream amounts to: the assistant content, the last usage and why it ended. */
+export interface AssembledResponse {
+  /**
+   * The content blocks, ordered by index. For a stream that finished with
+   * `stop`, `tool-calls` or `max-tokens` these are all the blocks as streamed.
+   * For an `error` or `aborted` finish, or a malformed stream, they are the
+   * `partial()` blocks: text and reasoning as received, and only the tool
+   * calls whose arguments parse as JSON.
+   */
+  content: ContentBlock[]
+  /** The last `usage` snapshot, if any arrived. */
+  usage?: TokenUsage
+  /**
+   * The stream's `finish` reason; `{ kind: 'error', failure }` with code
+   * `MALFORMED_STREAM` when the sequence broke the protocol (R-LLM-5),
+   * including a stream that has no `finish`.
+   */
+  finishReason: FinishReason
+}
+
+/**
+ * Builds an assistant response from stream chunks as they arrive. `push`
+ * never throws: a chunk that breaks the protocol (a chunk after `finish`, an
+ * index whose kind changes, a tool call whose first delta lacks `id` or
+ * `name`, a malformed chunk) records a `MALFORMED_STREAM` failure, and later
+ * chunks are ignored. Deltas are concatenated as they come (no copy of the
+ * text so far), so a whole stream costs O(total chunk size).
+ */
+export interface Assembler {
+  push(chunk: StreamChunk): void
+  /** Whether a `finish` arrived or the stream broke the protocol: later chunks are ignored. */
+  readonly settled: boolean
+  /** The protocol failure, if the stream broke the protocol. */
+  readonly failure: LlmFailure | undefined
+  /** How many chunks were pushed. */
+  readonly count: number
+  /** The response so far; a stream without `finish` is reported as `MALFORMED_STREAM`. */
+  result(): AssembledResponse
+  /**
+   * What is safe to keep of a stream that was cut (cancel, failure): the text
+   * and reasoning blocks received so far, and only the tool calls whose
+   * arguments parse as JSON, ordered by index.
+   */
+  partial(): ContentBlock[]
+}
+
+const TEXT = 1
+const REASONING = 2
+const TOOL_CALL = 3
+type Kind = typeof TEXT | typeof REASONING | typeof TOOL_CALL
+
+const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool-call' } as const
+
+/** One content block under construction. One shape for every kind keeps the hot path monomorphic. */
+class BlockBuilder {
+  text = ''
+  signature: string | undefined = undefined
+  constructor(
+    readonly index: number,
+    readonly kind: Kind,
+    readonly id: string | undefined,
+    readonly name: string | undefined,
+  ) {}
+
+  build(): ContentBlock {
+    if (this.kind === TEXT) return { type: 'text', text: this.text }
+    if (this.kind === REASONING) {
+      return this.signature === undefined
+        ? { type: 'reasoning', text: this.text }
+        : { type: 'reasoning', text: this.text, signature: this.signature }
+    }
+    return { type: 'tool-call', id: this.id as CallId, name: this.name!, arguments: this.text }
+  }
+}
+
+function isIndex(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
+function parses(json: string): boolean {
+  try {
+    JSON.parse(json)
+    return true
+  } catch {
+    return false
+  }
+}
+
+class StreamAssembler implements Assembler {
+  private readonly blocks = new Map<number, BlockBuilder>()
+  private last: BlockBuilder | undefined
+  private usage: TokenUsage | undefined
+  private finish: FinishReason | undefined
+  private problem: LlmFailure | undefined
+  private chunks = 0
+
+  get settled(): boolean {
+    return this.finish !== undefined || this.problem !== undefined
+  }
+
+  get failure(): LlmFailure | undefined {
+    return this.problem
+  }
+
+  get count(): number {
+    return this.chunks
+  }
+
+  push(chunk: StreamChunk): void {
+    const n = this.chunks++
+    if (this.problem !== undefined) return
+    if (chunk === null || typeof chunk !== 'object') return this.malformed(n, `expected a chunk object, got ${chunk === null ? 'null' : typeof chunk}`)
+    if (this.finish !== undefined) return this.malformed(n, `a ${String(chunk.type)} chunk arrived after finish`)
+    switch (chunk.type) {
+      case 'text-delta':
+        if (typeof chunk.text !== 'string') return this.malformed(n, 'text-delta.text must be a string')
+        this.append(n, chunk.index, TEXT, chunk.text)
+        return
+      case 'reasoning-delta': {
+        if (typeof chunk.text !== 'string') return this.malformed(n, 'reasoning-delta.text must be a string')
+        if (chunk.signature !== undefined && typeof chunk.signature !== 'string') return this.malformed(n, 'reasoning-delta.signature must be a string')
+        const block = this.append(n, chunk.index, REASONING, chunk.text)
+        if (block !== undefined && chunk.signature !== undefined) block.signature = chunk.signature
+        return
+      }
+      case 'tool-call-delta':
+        if (typeof chunk.argumentsDelta !== 'string') return this.malformed(n, 'tool-call-delta.argumentsDelta must be a string')
+        return this.toolCall(n, chunk)
+      case 'usage':
+        if (chunk.usage === null || typeof chunk.usage !== 'object') return this.malformed(n, 'usage.usage must be an object')
+        this.usage = chunk.usage
+        return
+      case 'finish':
+        if (chunk.reason === null || typeof chunk.reason !== 'object' || typeof chunk.reason.kind !== 'string') {
+          return this.malformed(n, 'finish.reason must be an object with a kind')
+        }
+        this.finish = chunk.reason
+        return
+      default:
+        return this.malformed(n, `unknown chunk type ${JSON.stringify((chunk as { type?: unknown }).type)}`)
+    }
+  }
+
+  /** Appends `text` to the block at `index`, opening it as `kind` on first sight. */
+  private append(n: number, index: number, kind: Kind, text: string): BlockBuilder | undefined {
+    let block = this.last
+    if (block === undefined || block.index !== index) {
+      if (!isIndex(index)) {
+        this.malformed(n, `index must be a non-negative integer (got ${String(index)})`)
+        return undefined
+      }
+      block = this.blocks.get(index)
+      if (block === undefined) {
+        block = new BlockBuilder(index, kind, undefined, undefined)
+        this.blocks.set(index, block)
+      }
+      this.last = block
+    }
+    if (block.kind !== kind) {
+      this.malformed(n, `block ${index} started as ${kindNames[block.kind]} and then received a ${kindNames[kind]} delta`)
+      return undefined
+    }
+    block.text += text
+    return block
+  }
+
+  private toolCall(n: number, chunk: Extract<StreamChunk, { type: 'tool-call-delta' }>): void {
+    const { index, id, name } = chunk
+    if (id !== undefined && (typeof id !== 'string' || id.length === 0)) return this.malformed(n, 'tool-call-delta.id must be a non-empty string when set')
+    if (name !== undefined && (typeof name !== 'string' || name.length === 0)) return this.malformed(n, 'tool-call-delta.name must be a non-empty string when set')
+    let block = this.last
+    if (block === undefined || block.index !== index) {
+      if (!isIndex(index)) return this.malformed(n, `index must be a non-negative integer (got ${String(index)})`)
+      block = this.blocks.get(index)
+      if (block === undefined) {
+        if (id === undefined || name === undefined) {
+          return this.malformed(n, `the first tool-call-delta of block ${index} must carry both id and name`)
+        }
+        block = new BlockBuilder(index, TOOL_CALL, id, name)
+        this.blocks.set(index, block)
+      }
+      this.last = block
+    }
+    if (block.kind !== TOOL_CALL) {
+      return this.malformed(n, `block ${index} started as ${kindNames[block.kind]} and then received a tool-call delta`)
+    }
+    if ((id !== undefined && id !== block.id) || (name !== undefined && name !== block.name)) {
+      return this.malformed(n, `tool call ${index} changed its id or name mid-stream (${block.id}/${block.name} → ${id ?? block.id}/${name ?? block.name})`)
+    }
+    block.text += chunk.argumentsDelta
+  }
+
+  private malformed(n: number, detail: string): void {
+    this.problem = { code: 'MALFORMED_STREAM', message: `malformed model stream at chunk ${n}: ${detail}` }
+  }
+
+  private ordered(): BlockBuilder[] {
+    return [...this.blocks.values()].sort((a, b) => a.index - b.index)
+  }
+
+  partial(): ContentBlock[] {
+    const out: ContentBlock[] = []
+    for (const block of this.ordered()) {
+      if (block.kind !== TOOL_CALL || parses(block.text)) out.push(block.build())
+    }
+    return out
+  }
+
+  result(): AssembledResponse {
+    let reason: FinishReason
+    if (this.problem !== undefined) reason = { kind: 'error', failure: this.problem }
+    else if (this.finish === undefined) {
+      reason = { kind: 'error', failure: { code: 'MALFORMED_STREAM', message: `malformed model stream: it ended after ${this.chunks} chunk(s) without a finish chunk` } }
+    } else reason = this.finish
+    const complete = reason.kind !== 'error' && reason.kind !== 'aborted'
+    const content = complete ? this.ordered().map((block) => block.build()) : this.partial()
+    const response: AssembledResponse = { content, finishReason: reason }
+    if (this.usage !== undefined) response.usage = this.usage
+    return response
+  }
+}
+
+/** A fresh incremental assembler (see `Assembler`). */
+export function createAssembler(): Assembler {
+  return new StreamAssembler()
+}
+
+/** Assembles a whole chunk sequence (an array or any iterable) at once. */
+export function assemble(chunks: Iterable<StreamChunk>): AssembledResponse {
+  const assembler = new StreamAssembler()
+  for (const chunk of chunks) assembler.push(chunk)
+  return assembler.result()
+}

@@ -1,0 +1,73 @@
+import type { LlmCallConfig, ModelInfo, PreparedCall } from './adapter'
+import { LlmError } from './failure'
+
+type EffectiveConfig = PreparedCall['config']
+
+function invalid(message: string): LlmError {
+  return new LlmError({ code: 'INVALID_CONFIG', message })
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0
+}
+
+/**
+ * Checks the shape of a call config before anything is resolved: `provider`
+ * and `model` are required non-empty strings, the optional knobs have their
+ * types. Throws `INVALID_CONFIG` naming the field.
+ */
+export function checkCallConfig(config: unknown): asserts config is LlmCallConfig & { provider: string; model: string } {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw invalid('the call config must be an object with at least provider and model')
+  }
+  const c = config as Record<string, unknown>
+  if (!isNonEmptyString(c.provider)) {
+    throw invalid('the call config names no provider: set config.provider (an agent gets one from agentDefaultModel or an agent/request listener)')
+  }
+  if (!isNonEmptyString(c.model)) {
+    throw invalid(`the call config for provider "${c.provider}" names no model: set config.model`)
+  }
+  if (c.reasoningEffort !== undefined && !isNonEmptyString(c.reasoningEffort)) {
+    throw invalid('config.reasoningEffort must be a non-empty string when set')
+  }
+  if (c.maxTokens !== undefined && !(Number.isSafeInteger(c.maxTokens) && (c.maxTokens as number) > 0)) {
+    throw invalid(`config.maxTokens must be a positive integer when set (got ${String(c.maxTokens)})`)
+  }
+  if (c.temperature !== undefined && !(typeof c.temperature === 'number' && Number.isFinite(c.temperature) && c.temperature >= 0)) {
+    throw invalid(`config.temperature must be a finite number >= 0 when set (got ${String(c.temperature)})`)
+  }
+}
+
+/**
+ * The effective config of a call: the caller's fields (undefined ones left
+ * out), with the reasoning effort validated against what the model declares
+ * and the model's default filled in. Without model info (no adapter, or an
+ * adapter without `resolveModel`) the effort is kept as given: nothing
+ * declares what the model accepts. Returns a frozen object.
+ */
+export function effectiveConfig(
+  config: LlmCallConfig & { provider: string; model: string },
+  info: ModelInfo | undefined,
+): EffectiveConfig {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(config)) {
+    const value = (config as unknown as Record<string, unknown>)[key]
+    if (value !== undefined) out[key] = value
+  }
+  if (info !== undefined) {
+    const efforts = info.reasoningEfforts ?? []
+    const route = `model "${config.model}" of provider "${config.provider}"`
+    const effort = config.reasoningEffort
+    if (effort !== undefined) {
+      if (efforts.length === 0) {
+        throw invalid(`${route} accepts no reasoning effort, but the call asks for "${effort}": remove reasoningEffort`)
+      }
+      if (!efforts.includes(effort)) {
+        throw invalid(`${route} does not accept reasoning effort "${effort}"; accepted: ${efforts.join(', ')}`)
+      }
+    } else if (info.defaultReasoningEffort !== undefined) {
+      out.reasoningEffort = info.defaultReasoningEffort
+    }
+  }
+  return Object.freeze(out) as EffectiveConfig
+}

@@ -1,0 +1,140 @@
+import { subjectFilter } from '@deepseek-ai/dsh-scope'
+import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
+import type { Context } from './cordis'
+import type { LlmStreamCall } from './events'
+import { LlmError } from './failure'
+import { DONE, ProtocolStream } from './protocol-stream'
+import type { StreamChunk } from './stream'
+
+/**
+ * One `registerAdapter` call. Its identity is what a prepared call captures:
+ * the same adapter registered twice makes two registrations.
+ */
+export interface AdapterRegistration {
+  readonly providers: readonly string[]
+  readonly adapter: LlmAdapter
+}
+
+type EffectiveConfig = PreparedCall['config']
+
+/** The `PreparedCall` that `ctx.llm.prepareCall` hands out. */
+export class BoundCall implements PreparedCall {
+  readonly hasAdapter: boolean
+
+  constructor(
+    /** Dispatches `llm/stream`; the service's own context, not a caller's. */
+    private readonly events: Context,
+    private readonly registration: AdapterRegistration | undefined,
+    readonly config: EffectiveConfig,
+    readonly model: ModelInfo | undefined,
+  ) {
+    this.hasAdapter = registration !== undefined
+    Object.freeze(this)
+  }
+
+  stream(request: StreamRequest): AsyncIterableIterator<StreamChunk> {
+    if (request === null || typeof request !== 'object' || !Array.isArray(request.messages)) {
+      throw new LlmError({ code: 'INVALID_CONFIG', message: 'PreparedCall.stream: request.messages must be an array of messages' })
+    }
+    return new CallStream(this.events, this.registration, this.config, this.model, generateOptions(this.config, request))
+  }
+}
+
+/** The adapter's view of one call: config and request merged, undefined fields left out. */
+function generateOptions(config: EffectiveConfig, request: StreamRequest): GenerateOptions {
+  const options: GenerateOptions = { provider: config.provider, model: config.model, messages: request.messages }
+  if (request.system !== undefined) options.system = request.system
+  if (request.tools !== undefined) options.tools = request.tools
+  if (config.reasoningEffort !== undefined) options.reasoningEffort = config.reasoningEffort
+  if (config.maxTokens !== undefined) options.maxTokens = config.maxTokens
+  if (config.temperature !== undefined) options.temperature = config.temperature
+  if (request.signal !== undefined) options.signal = request.signal
+  if (request.sessionId !== undefined) options.sessionId = request.sessionId
+  return Object.freeze(options)
+}
+
+/**
+ * The stream of one dispatch. Lazy: the `llm/stream` waterfall runs on the
+ * first `next()`, so an unconsumed stream costs nothing and a middleware throw
+ * surfaces where the consumer iterates. Iterating it a second time yields
+ * nothing (it is its own iterator, like an async generator).
+ */
+class CallStream implements AsyncIterableIterator<StreamChunk> {
+  private iterator: AsyncIterator<StreamChunk, undefined> | undefined
+  private closed = false
+
+  constructor(
+    private readonly events: Context,
+    private readonly registration: AdapterRegistration | undefined,
+    private readonly config: EffectiveConfig,
+    private readonly model: ModelInfo | undefined,
+    private readonly options: GenerateOptions,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  next(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.iterator !== undefined) return this.iterator.next()
+    if (this.closed) return Promise.resolve(DONE)
+    try {
+      this.iterator = this.dispatch()
+    } catch (error) {
+      this.closed = true
+      return Promise.reject(error)
+    }
+    return this.iterator.next()
+  }
+
+  return(): Promise<IteratorResult<StreamChunk, undefined>> {
+    this.closed = true
+    const iterator = this.iterator
+    if (iterator === undefined) return Promise.resolve(DONE)
+    return typeof iterator.return === 'function' ? iterator.return() : Promise.resolve(DONE)
+  }
+
+  private dispatch(): AsyncIterator<StreamChunk, undefined> {
+    const { registration, options } = this
+    const route = `${options.provider}/${options.model}`
+    const signal = options.signal
+    const adapterStream = new ProtocolStream(
+      {
+        route,
+        signal,
+        open() {
+          if (signal !== undefined && signal.aborted) {
+            throw new LlmError({ code: 'ABORTED', message: `the model call to ${route} was aborted before dispatch` })
+          }
+          if (registration === undefined) {
+            throw new LlmError({
+              code: 'NO_ADAPTER',
+              message: `no adapter is registered for provider "${options.provider}" and no llm/stream listener handled ${route}; mount an adapter plugin for it`,
+            })
+          }
+          return registration.adapter.stream(options)
+        },
+      },
+      true,
+    )
+    const call: LlmStreamCall = Object.freeze({
+      options,
+      config: this.config,
+      model: this.model,
+      hasAdapter: registration !== undefined,
+    })
+    const inner = () => adapterStream
+    const result = options.sessionId === undefined
+      ? this.events.waterfall('llm/stream', call, inner)
+      : this.events.waterfall(subjectFilter(options.sessionId), 'llm/stream', call, inner)
+    // No listener wrapped the stream: the adapter guard already holds it to the protocol.
+    if (result === adapterStream) return adapterStream
+    if (result === null || typeof result !== 'object' || typeof result[Symbol.asyncIterator] !== 'function') {
+      throw new LlmError({
+        code: 'MALFORMED_STREAM',
+        message: `an llm/stream listener returned ${result === null ? 'null' : typeof result} instead of an AsyncIterable for ${route}`,
+      })
+    }
+    return new ProtocolStream({ route, signal, open: () => result }, false)
+  }
+}

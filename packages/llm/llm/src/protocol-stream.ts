@@ -1,0 +1,164 @@
+import { LlmError, toLlmFailure } from './failure'
+import type { FinishReason, StreamChunk } from './stream'
+
+/** The iterator result every finished stream returns; shared, never mutated. */
+export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+const IDLE = 0
+const STREAMING = 1
+/** A `finish` was forwarded; the source may still need `return()`. */
+const FINISHED = 2
+const CLOSED = 3
+
+/** Where a `ProtocolStream` takes its chunks from, and what to say in synthesized failures. */
+export interface StreamSource {
+  /** Opens the source; called once, on the first `next()`. A throw is handled like an iteration throw. */
+  open(): AsyncIterable<StreamChunk>
+  /** The caller's signal: once it aborts, the stream ends with `{ kind: 'aborted' }`. */
+  readonly signal: AbortSignal | undefined
+  /** `provider/model`, for failure messages. */
+  readonly route: string
+}
+
+/**
+ * Holds a chunk source to the stream protocol (R-LLM-4, R-LLM-6):
+ *
+ * - exactly one terminal `finish`: chunks after it are not forwarded (the
+ *   source is stopped with `return()`), and a source that ends without one
+ *   gets a synthesized failure: `EMPTY_RESPONSE` when it produced nothing,
+ *   `TRANSPORT` otherwise, `{ kind: 'aborted' }` when the caller aborted;
+ * - once the caller's signal aborts, the next chunk is replaced by
+ *   `{ kind: 'aborted' }` and the source is stopped;
+ * - with `classify`, a throw (from `open`, the iterator factory or an
+ *   iteration) becomes a terminal `finish` of kind `error` (or `aborted`) with
+ *   a classified failure; without it (middleware), the throw propagates.
+ *
+ * The hot path forwards the source's own iterator result objects: per chunk it
+ * costs one `await` and a few field reads, no allocation of its own.
+ */
+export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
+  private state = IDLE
+  private chunks = 0
+  private inner: AsyncIterator<StreamChunk> | undefined
+
+  constructor(
+    private readonly source: StreamSource,
+    private readonly classify: boolean,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  async next(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.state === STREAMING) {
+      let result: IteratorResult<StreamChunk>
+      try {
+        result = await this.inner!.next()
+      } catch (error) {
+        return this.failed(error)
+      }
+      if (this.state !== STREAMING) return DONE // return() was called while the source was pending
+      if (result.done) return this.endedWithoutFinish()
+      const chunk = result.value
+      const signal = this.source.signal
+      if (signal !== undefined && signal.aborted) return this.aborted()
+      if (chunk === null || typeof chunk !== 'object') return this.notAChunk(chunk)
+      if (chunk.type === 'finish') this.state = FINISHED
+      else this.chunks++
+      return result as IteratorYieldResult<StreamChunk>
+    }
+    if (this.state === IDLE) return this.start()
+    if (this.state === FINISHED) await this.close()
+    return DONE
+  }
+
+  async return(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.state === STREAMING || this.state === FINISHED) await this.close()
+    this.state = CLOSED
+    return DONE
+  }
+
+  private start(): Promise<IteratorResult<StreamChunk, undefined>> | IteratorResult<StreamChunk, undefined> {
+    try {
+      const iterable = this.source.open()
+      if (iterable === null || typeof iterable !== 'object' || typeof iterable[Symbol.asyncIterator] !== 'function') {
+        throw new LlmError({
+          code: 'UNKNOWN',
+          message: `the model stream for ${this.source.route} is not an AsyncIterable`,
+        })
+      }
+      this.inner = iterable[Symbol.asyncIterator]()
+    } catch (error) {
+      return this.failed(error)
+    }
+    this.state = STREAMING
+    return this.next()
+  }
+
+  /** The source threw: classify it into a terminal chunk, or rethrow when classification is off. */
+  private failed(error: unknown): IteratorResult<StreamChunk, undefined> {
+    // A source whose `next()` threw is finished; it is not asked to `return()`.
+    this.state = CLOSED
+    this.inner = undefined
+    if (!this.classify) throw error
+    const signal = this.source.signal
+    if (signal !== undefined && signal.aborted) return terminal({ kind: 'aborted' })
+    const failure = toLlmFailure(error)
+    return terminal(failure.code === 'ABORTED' ? { kind: 'aborted', failure } : { kind: 'error', failure })
+  }
+
+  private endedWithoutFinish(): IteratorResult<StreamChunk, undefined> {
+    this.state = CLOSED
+    this.inner = undefined
+    const signal = this.source.signal
+    if (signal !== undefined && signal.aborted) return terminal({ kind: 'aborted' })
+    if (this.chunks === 0) {
+      return terminal({
+        kind: 'error',
+        failure: { code: 'EMPTY_RESPONSE', message: `the model stream for ${this.source.route} ended without producing anything` },
+      })
+    }
+    return terminal({
+      kind: 'error',
+      failure: {
+        code: 'TRANSPORT',
+        message: `the model stream for ${this.source.route} ended after ${this.chunks} chunk(s) without a finish chunk; the connection was probably cut`,
+      },
+    })
+  }
+
+  /** The caller aborted while the source kept going: end now and stop the source on the next pull. */
+  private aborted(): IteratorResult<StreamChunk, undefined> {
+    this.state = FINISHED
+    return terminal({ kind: 'aborted' })
+  }
+
+  private notAChunk(value: unknown): IteratorResult<StreamChunk, undefined> {
+    this.state = FINISHED
+    return terminal({
+      kind: 'error',
+      failure: {
+        code: 'MALFORMED_STREAM',
+        message: `the model stream for ${this.source.route} yielded ${value === null ? 'null' : typeof value} instead of a chunk object`,
+      },
+    })
+  }
+
+  /** Stops the source. Its cleanup failing after the stream ended is not the consumer's problem. */
+  private async close(): Promise<void> {
+    const inner = this.inner
+    this.inner = undefined
+    this.state = CLOSED
+    if (inner === undefined || typeof inner.return !== 'function') return
+    try {
+      await inner.return()
+    } catch {
+      // Swallowed on purpose: the stream already delivered its terminal chunk.
+    }
+  }
+}
+
+function terminal(reason: FinishReason): IteratorYieldResult<StreamChunk> {
+  return { done: false, value: { type: 'finish', reason } }
+}

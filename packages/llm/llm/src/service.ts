@@ -1,0 +1,240 @@
+import { ScopedRegistry } from '@deepseek-ai/dsh-scope'
+import Schema from 'schemastery'
+import type { GenerateOptions, LlmAdapter, LlmCallConfig, LlmRequest, ModelInfo, PreparedCall, StreamRequest } from './adapter'
+import { checkCallConfig, effectiveConfig } from './call-config'
+import { Context, Service } from './cordis'
+import { LlmError, toLlmFailure } from './failure'
+import {
+  forgetLoopRequests,
+  isLoopRequest,
+  loopRequests,
+  markLoopRequest,
+  type LoopRequestEntry,
+  type LoopRequestMeta,
+} from './loop-requests'
+import { BoundCall, type AdapterRegistration } from './prepared-call'
+import { DONE } from './protocol-stream'
+import type { SessionId } from './session-id'
+import type { StreamChunk } from './stream'
+
+declare module 'cordis' {
+  interface Context {
+    llm: LlmService
+  }
+}
+
+/**
+ * `ctx.llm`: the model seam. Adapters register per provider name; a call is
+ * prepared once (adapter registration, model capabilities, effective config)
+ * and dispatched through the `llm/stream` waterfall to the registration it
+ * captured.
+ */
+export class LlmService extends Service {
+  static readonly Config: Schema<LlmService.Config> = Schema.object({})
+
+  /** The service's own context: dispatches `llm/stream` whoever calls. */
+  private readonly root: Context
+  private readonly adapters = new ScopedRegistry<AdapterRegistration>()
+
+  constructor(ctx: Context, _config: LlmService.Config = {}) {
+    super(ctx, 'llm')
+    this.root = ctx
+  }
+
+  /**
+   * Registers `adapter` for each of `providers`, until the caller's fiber is
+   * disposed or the returned function is called (R-LLM-1). Registrations of
+   * one provider stack: the newest wins, and disposing it uncovers the
+   * previous one. Calls already prepared keep the registration they captured.
+   * Throws `INVALID_CONFIG` for an empty provider list or an object without
+   * a `stream` method.
+   */
+  registerAdapter(providers: readonly string[], adapter: LlmAdapter): () => void {
+    if (!Array.isArray(providers) || providers.length === 0 || !providers.every((p) => typeof p === 'string' && p.length > 0)) {
+      throw new LlmError({ code: 'INVALID_CONFIG', message: 'registerAdapter: providers must be a non-empty array of non-empty provider names' })
+    }
+    if (adapter === null || typeof adapter !== 'object' || typeof adapter.stream !== 'function') {
+      throw new LlmError({ code: 'INVALID_CONFIG', message: `registerAdapter(${providers.join(', ')}): the adapter must be an object with a stream(options) method` })
+    }
+    if (adapter.resolveModel !== undefined && typeof adapter.resolveModel !== 'function') {
+      throw new LlmError({ code: 'INVALID_CONFIG', message: `registerAdapter(${providers.join(', ')}): adapter.resolveModel must be a function when set` })
+    }
+    const names = [...new Set(providers)]
+    const registration: AdapterRegistration = Object.freeze({ providers: Object.freeze(names), adapter })
+    const dispose = this.ctx.effect(() => {
+      const removes = names.map((name) => this.adapters.add(name, registration))
+      return () => {
+        for (const remove of removes) remove()
+      }
+    }, `llm.registerAdapter(${names.join(', ')})`)
+    return () => void dispose()
+  }
+
+  /** The provider names that currently have an adapter, sorted. */
+  providers(): string[] {
+    return this.adapters.keys()
+  }
+
+  /**
+   * Prepares one call (R-LLM-2): checks the config (`INVALID_CONFIG` without
+   * provider and model), resolves the provider's current registration once,
+   * asks its `resolveModel` once, validates `reasoningEffort` against the
+   * model's declared efforts (`INVALID_CONFIG` listing the accepted ones) and
+   * fills `defaultReasoningEffort`. Rejects `ABORTED` when `signal` is or
+   * becomes aborted before it resolves. A route with no adapter still
+   * prepares (`hasAdapter: false`, config kept as given) so that an
+   * `llm/stream` listener can take it over (R-LLM-3).
+   */
+  prepareCall(config: LlmCallConfig, signal?: AbortSignal): Promise<PreparedCall> {
+    return prepare(this.root, this.adapters, config, signal)
+  }
+
+  /**
+   * One-shot convenience: prepares a call from `options` and dispatches it.
+   * Never throws for provider failures, prepare failures included: they
+   * arrive as a terminal `finish` chunk (R-LLM-4). The config fields of
+   * `options` are validated like `prepareCall`'s.
+   */
+  stream(options: GenerateOptions): AsyncIterableIterator<StreamChunk> {
+    return new OneShotStream(this.root, this.adapters, options)
+  }
+
+  /** See `markLoopRequest`. */
+  markLoopRequest(request: LlmRequest, meta: LoopRequestMeta): void {
+    markLoopRequest(request, meta)
+  }
+
+  /** See `isLoopRequest`. */
+  isLoopRequest(request: unknown): boolean {
+    return isLoopRequest(request)
+  }
+
+  /** See `loopRequests`. */
+  loopRequests(sessionId: SessionId | string): IterableIterator<LoopRequestEntry> {
+    return loopRequests(sessionId)
+  }
+
+  /** See `forgetLoopRequests`. */
+  forgetLoopRequests(sessionId: SessionId | string): void {
+    forgetLoopRequests(sessionId)
+  }
+}
+
+export namespace LlmService {
+  /** `ctx.llm` has no options. */
+  export interface Config {}
+}
+
+function abortedBeforeDispatch(signal: AbortSignal, route: string): LlmError {
+  return new LlmError({ code: 'ABORTED', message: `preparing the model call to ${route} was aborted` }, { cause: signal.reason })
+}
+
+async function prepare(
+  events: Context,
+  adapters: ScopedRegistry<AdapterRegistration>,
+  config: LlmCallConfig,
+  signal: AbortSignal | undefined,
+): Promise<PreparedCall> {
+  checkCallConfig(config)
+  const route = `${config.provider}/${config.model}`
+  if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
+  // Resolved exactly once: everything below, and the dispatch, use this registration.
+  const registration = adapters.get(config.provider)
+  let info: ModelInfo | undefined
+  if (registration?.adapter.resolveModel) {
+    info = await resolveModel(registration.adapter, config.model, signal, route)
+    if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
+  }
+  return new BoundCall(events, registration, effectiveConfig(config, info), info)
+}
+
+async function resolveModel(adapter: LlmAdapter, model: string, signal: AbortSignal | undefined, route: string): Promise<ModelInfo> {
+  let info: unknown
+  try {
+    const pending = adapter.resolveModel!(model)
+    info = signal ? await raceAbort(pending, signal, route) : await pending
+  } catch (error) {
+    if (error instanceof LlmError) throw error
+    throw new LlmError(toLlmFailure(error, signal), { cause: error })
+  }
+  if (info === null || typeof info !== 'object') {
+    throw new LlmError({ code: 'UNKNOWN', message: `the adapter for ${route} returned no model info from resolveModel` })
+  }
+  return info as ModelInfo
+}
+
+/** `value`, or a rejection with `ABORTED` as soon as `signal` aborts, whichever comes first. */
+function raceAbort<T>(value: T | Promise<T>, signal: AbortSignal, route: string): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortedBeforeDispatch(signal, route))
+  if (!(value instanceof Promise)) return Promise.resolve(value)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedBeforeDispatch(signal, route))
+    signal.addEventListener('abort', onAbort, { once: true })
+    value.then(
+      (result) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(result)
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
+
+/** `ctx.llm.stream`: prepare on the first `next()`, then delegate to the prepared call's stream. */
+class OneShotStream implements AsyncIterableIterator<StreamChunk> {
+  private iterator: AsyncIterator<StreamChunk, undefined> | undefined
+  private state: 'idle' | 'preparing' | 'closed' = 'idle'
+
+  constructor(
+    private readonly events: Context,
+    private readonly adapters: ScopedRegistry<AdapterRegistration>,
+    private readonly options: GenerateOptions,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  next(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.iterator !== undefined) return this.iterator.next()
+    if (this.state !== 'idle') return Promise.resolve(DONE)
+    return this.start()
+  }
+
+  return(): Promise<IteratorResult<StreamChunk, undefined>> {
+    this.state = 'closed'
+    const iterator = this.iterator
+    return iterator?.return ? iterator.return() : Promise.resolve(DONE)
+  }
+
+  private async start(): Promise<IteratorResult<StreamChunk, undefined>> {
+    this.state = 'preparing'
+    const options = this.options
+    let call: PreparedCall
+    try {
+      if (options === null || typeof options !== 'object') {
+        throw new LlmError({ code: 'INVALID_CONFIG', message: 'ctx.llm.stream: options must be an object with provider, model and messages' })
+      }
+      const { provider, model, reasoningEffort, maxTokens, temperature } = options
+      call = await prepare(this.events, this.adapters, { provider, model, reasoningEffort, maxTokens, temperature }, options.signal)
+      // The consumer may have called return() while the call was being prepared.
+      if (this.isClosed()) return DONE
+      const { system, tools, messages, signal, sessionId } = options
+      this.iterator = call.stream({ system, tools, messages, signal, sessionId })[Symbol.asyncIterator]()
+    } catch (error) {
+      this.state = 'closed'
+      const signal = options?.signal
+      const failure = toLlmFailure(error, signal)
+      const reason = signal?.aborted ? { kind: 'aborted' as const } : { kind: 'error' as const, failure }
+      return { done: false, value: { type: 'finish', reason } }
+    }
+    return this.iterator.next()
+  }
+
+  private isClosed(): boolean {
+    return this.state === 'closed'
+  }
+}

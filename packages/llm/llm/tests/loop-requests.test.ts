@@ -1,0 +1,125 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { describe, expect, it } from 'vitest'
+import {
+  createUserMessage,
+  forgetLoopRequests,
+  isLoopRequest,
+  LlmError,
+  loopRequests,
+  markLoopRequest,
+  type LlmRequest,
+  type LoopRequestMeta,
+  type Message,
+  type SessionId,
+} from '@deepseek-ai/dsh-llm'
+import { mountLlm } from './helpers'
+
+let sessions = 0
+/** A fresh session id per test: the set is process-local. */
+const freshSession = () => `loop-requests-${++sessions}` as SessionId
+
+function request(messages: Message[] = []): LlmRequest {
+  return { provider: 'p', model: 'm', system: 's', messages }
+}
+
+function meta(sessionId: SessionId, step: number, messageCount = 0): LoopRequestMeta {
+  return { sessionId, turn: 1, step, lastSeq: step * 3, messageCount }
+}
+
+describe('loop request identity set', () => {
+  it('marks exact objects and lists a session oldest first', () => {
+    const session = freshSession()
+    const other = freshSession()
+    const a = request()
+    const b = request()
+    const c = request()
+    markLoopRequest(a, meta(session, 1))
+    markLoopRequest(c, meta(other, 1))
+    markLoopRequest(b, meta(session, 2))
+    expect([isLoopRequest(a), isLoopRequest(b), isLoopRequest({ ...a }), isLoopRequest(null), isLoopRequest('x')]).toEqual([true, true, false, false, false])
+    expect([...loopRequests(session)]).toEqual([
+      { request: a, meta: meta(session, 1) },
+      { request: b, meta: meta(session, 2) },
+    ])
+    expect([...loopRequests(session)][0]!.request).toBe(a)
+    expect([...loopRequests(freshSession())]).toEqual([])
+  })
+
+  it('never copies, freezes or mutates the live messages array; messageCount says how much was sent', () => {
+    const session = freshSession()
+    const history: Message[] = [createUserMessage('one')]
+    const first = request(history)
+    markLoopRequest(first, meta(session, 1, 1))
+    history.push(createUserMessage('two'))
+    const second = request(history)
+    markLoopRequest(second, meta(session, 2, 2))
+    const entries = [...loopRequests(session)]
+    expect(entries.map((e) => e.request.messages === history)).toEqual([true, true])
+    expect(entries.map((e) => e.request.messages.slice(0, e.meta.messageCount).length)).toEqual([1, 2])
+    expect(Object.isFrozen(history)).toBe(false)
+    expect(Object.isFrozen(first)).toBe(false)
+    expect(history.length).toBe(2)
+  })
+
+  it('forgets a session', () => {
+    const session = freshSession()
+    const a = request()
+    markLoopRequest(a, meta(session, 1))
+    forgetLoopRequests(session)
+    expect([isLoopRequest(a), [...loopRequests(session)]]).toEqual([false, []])
+    forgetLoopRequests(session)
+  })
+
+  it('refuses a malformed meta or a request marked twice with INVALID_CONFIG, and records nothing', () => {
+    const session = freshSession()
+    const bad: Array<[unknown, unknown]> = [
+      [null, meta(session, 1)],
+      [{ provider: 'p' }, meta(session, 1)],
+      [request(), null],
+      [request(), { ...meta(session, 1), sessionId: '' }],
+      [request(), { ...meta(session, 1), turn: 0 }],
+      [request(), { ...meta(session, 1), step: 1.5 }],
+      [request(), { ...meta(session, 1), lastSeq: -2 }],
+      [request(), { ...meta(session, 1), messageCount: 1 }],
+    ]
+    for (const [req, m] of bad) {
+      let error: unknown
+      try {
+        markLoopRequest(req as LlmRequest, m as LoopRequestMeta)
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(LlmError)
+      expect((error as LlmError).code).toBe('INVALID_CONFIG')
+    }
+    const twice = request()
+    markLoopRequest(twice, meta(session, 1))
+    expect(() => markLoopRequest(twice, meta(session, 2))).toThrow(/already marked/)
+    expect([...loopRequests(session)].map((e) => e.meta.step)).toEqual([1])
+  })
+
+  it('is reachable through ctx.llm too', async () => {
+    const root = await mountLlm()
+    const session = freshSession()
+    const a = request()
+    root.llm.markLoopRequest(a, meta(session, 1))
+    expect([root.llm.isLoopRequest(a), [...root.llm.loopRequests(session)].length]).toEqual([true, 1])
+    root.llm.forgetLoopRequests(session)
+    expect(isLoopRequest(a)).toBe(false)
+  })
+
+  it('holds requests weakly: a collected request leaves the set', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const session = freshSession()
+    const kept = request()
+    ;(() => {
+      for (let step = 1; step <= 100; step++) markLoopRequest(step === 50 ? kept : request(), meta(session, step))
+    })()
+    // WeakRef targets survive until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+    expect([...loopRequests(session)]).toEqual([{ request: kept, meta: meta(session, 50) }])
+  })
+})
