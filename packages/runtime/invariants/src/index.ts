@@ -74,7 +74,7 @@ export class Invariants extends Service {
   private readonly home: Context
   policy: InvariantPolicy
 
-  constructor(ctx: Context, config: Partial<Invariants.Config> = {}) {
+  constructor(ctx: Context, config: Invariants.Config = {}) {
     super(ctx, 'invariants')
     this.home = ctx
     this.policy = config.policy ?? 'log'
@@ -156,7 +156,8 @@ export class Invariants extends Service {
 
 export namespace Invariants {
   export interface Config {
-    policy: InvariantPolicy
+    /** Default `log`. */
+    policy?: InvariantPolicy
   }
 }
 
