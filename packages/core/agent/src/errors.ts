@@ -14,6 +14,8 @@ export interface AgentErrorCodeMap {
   DUPLICATE_ID: true
   /** The agent (or its provider) is disposed, or being disposed. */
   DISPOSED: true
+  /** Admission on an agent whose create transaction has not published it yet (setup must not drive it). */
+  NOT_PUBLISHED: true
   /** The operation's signal aborted it. */
   ABORTED: true
   /** Options given to create/resume/config are contradictory or malformed. */
