@@ -1,0 +1,41 @@
+import type { SessionEventType } from '@deepseek-ai/dsh-session'
+
+/** The event types dsh-session defines itself (its `SessionEventMap` before any plugin merges). */
+export const BUILTIN_EVENT_TYPES = [
+  'session/meta',
+  'turn/start',
+  'turn/end',
+  'step/start',
+  'step/end',
+  'user/message',
+  'steering/message',
+  'assistant/chunk',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'todo/write',
+  'request/header',
+  'inbox/enqueue',
+  'inbox/dequeue',
+  'inbox/discard',
+  'inbox/requeue',
+] as const satisfies readonly SessionEventType[]
+
+/**
+ * Which event types this process knows (R-PER-4): `canonical(type)` returns
+ * the one shared string for a known type, or `undefined` for an unknown one.
+ * Loading swaps each parsed type for the canonical string, so a million
+ * `assistant/chunk` events share one string instead of holding a million
+ * copies.
+ */
+export interface EventTypeCatalog {
+  canonical(type: string): string | undefined
+}
+
+/** The built-in types, plus whatever `registered(type)` knows (the canonical string, or `undefined`). */
+export function eventTypeCatalog(registered: (type: string) => string | undefined = () => undefined): EventTypeCatalog {
+  const builtins = new Map<string, string>(BUILTIN_EVENT_TYPES.map((type) => [type, type]))
+  return {
+    canonical: (type) => builtins.get(type) ?? registered(type),
+  }
+}

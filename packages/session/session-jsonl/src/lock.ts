@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto'
+import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { JsonlPersistenceError, errnoCode } from './errors'
+import type { SessionPaths } from './session-paths'
+
+/** What a lock file records about its owner. */
+export interface LockOwner {
+  pid: number
+  hostname: string
+  /** Unique per acquisition, so a release never removes someone else's lock. */
+  token: string
+  acquiredAt: number
+}
+
+/**
+ * The lock files this process holds, by path. It lives on `globalThis` under a
+ * registered symbol so that two copies of this package in one process (two
+ * backends on one directory) still see each other's locks.
+ */
+const held: Map<string, string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('dsh.session-jsonl.locks')] ??=
+  new Map<string, string>()) as Map<string, string>
+
+/**
+ * The right to write one session file. A session file has at most one writer:
+ * the lock file next to it (`<id>.jsonl.lock`) names the owner's pid, host and
+ * a token. A lock whose owner process is dead is stale and is recovered.
+ */
+export class SessionLock {
+  private released = false
+
+  constructor(
+    readonly path: string,
+    readonly owner: LockOwner,
+  ) {}
+
+  /**
+   * Removes the lock file if it is still ours. Safe to call twice. A lock file
+   * that now names another owner is left alone.
+   */
+  release(): void {
+    if (this.released) return
+    this.released = true
+    if (held.get(this.path) === this.owner.token) held.delete(this.path)
+    const current = readOwner(this.path)
+    if (current === 'missing' || current?.token !== this.owner.token) return
+    try {
+      unlinkSync(this.path)
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error
+    }
+  }
+}
+
+/**
+ * Takes the lock of session `id` synchronously (so a `session/created` listener
+ * can veto a session that another writer holds). The directory must exist.
+ *
+ * Throws `SESSION_LOCKED` when a live writer holds it: a live process on this
+ * machine, a writer in this process, or any process on another machine (whose
+ * liveness cannot be checked). A lock left by a dead process is broken under a
+ * short-lived breaker lock, so two processes recovering it at once cannot both
+ * win.
+ */
+export function acquireLock(paths: SessionPaths, id: string): SessionLock {
+  const owner: LockOwner = { pid: process.pid, hostname: hostname(), token: randomUUID(), acquiredAt: Date.now() }
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (tryCreate(paths.lock, owner)) {
+      held.set(paths.lock, owner.token)
+      return new SessionLock(paths.lock, owner)
+    }
+    const current = readOwner(paths.lock)
+    if (current === 'missing') continue // released between our attempt and the read
+    if (current && isAlive(current, paths.lock)) throw lockedError(id, paths.lock, current)
+    breakStaleLock(paths, id, current)
+  }
+  throw new JsonlPersistenceError(
+    'SESSION_LOCKED',
+    `Could not take the lock of session "${id}" (${paths.lock}): other processes keep taking it. Try again.`,
+    { file: paths.lock },
+  )
+}
+
+/** Whether the lock file names a writer that is still running (as far as this machine can tell). */
+export function isLockHeld(paths: SessionPaths): boolean {
+  const current = readOwner(paths.lock)
+  return current !== 'missing' && current !== undefined && isAlive(current, paths.lock)
+}
+
+function breakStaleLock(paths: SessionPaths, id: string, stale: LockOwner | undefined): void {
+  const breaker: LockOwner = { pid: process.pid, hostname: hostname(), token: randomUUID(), acquiredAt: Date.now() }
+  if (!tryCreate(paths.breaker, breaker)) {
+    const other = readOwner(paths.breaker)
+    if (other !== 'missing' && other !== undefined && isAlive(other, paths.breaker)) {
+      throw new JsonlPersistenceError(
+        'SESSION_LOCKED',
+        `Session "${id}" is being recovered from a stale lock by process ${other.pid}; try again in a moment.`,
+        { file: paths.lock },
+      )
+    }
+    // A recoverer died while breaking the lock: its breaker is stale too.
+    unlinkQuietly(paths.breaker)
+    return
+  }
+  try {
+    const again = readOwner(paths.lock)
+    // Only remove the exact stale lock we judged; if it changed, the caller re-evaluates.
+    if (again !== 'missing' && again?.token === stale?.token) unlinkQuietly(paths.lock)
+  } finally {
+    unlinkQuietly(paths.breaker)
+  }
+}
+
+function isAlive(owner: LockOwner, path: string): boolean {
+  if (owner.hostname !== hostname()) return true
+  if (owner.pid === process.pid) return held.get(path) === owner.token
+  try {
+    process.kill(owner.pid, 0)
+    return true
+  } catch (error) {
+    return errnoCode(error) === 'EPERM'
+  }
+}
+
+/**
+ * Creates `path` holding `owner`, atomically: the content is written to a
+ * private temporary file which is then hard-linked into place, so a reader
+ * never sees a lock file without its owner.
+ */
+function tryCreate(path: string, owner: LockOwner): boolean {
+  const temporary = `${path}.${owner.pid}.${owner.token}.tmp`
+  const fd = openSync(temporary, 'wx', 0o600)
+  try {
+    writeSync(fd, JSON.stringify(owner))
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    linkSync(temporary, path)
+    return true
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return false
+    throw error
+  } finally {
+    unlinkQuietly(temporary)
+  }
+}
+
+/** The owner recorded in a lock file; `undefined` when unreadable (treated as stale). */
+function readOwner(path: string): LockOwner | 'missing' | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return 'missing'
+    throw error
+  }
+  try {
+    const value = JSON.parse(text) as Partial<LockOwner>
+    if (typeof value.pid === 'number' && typeof value.hostname === 'string' && typeof value.token === 'string') {
+      return value as LockOwner
+    }
+  } catch {
+    // fall through: a lock file we cannot read names no live owner
+  }
+  return undefined
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') throw error
+  }
+}
+
+function lockedError(id: string, path: string, owner: LockOwner): JsonlPersistenceError {
+  const message =
+    owner.pid === process.pid && owner.hostname === hostname()
+      ? `Session "${id}" is already being written in this process (a live session with this id, or another sessionPersistence on the same directory). Dispose it before opening the session again.`
+      : owner.hostname === hostname()
+        ? `Session "${id}" is being written by process ${owner.pid} (lock file ${path}). Stop that process first; if no dsh process has that pid, delete the lock file.`
+        : `Session "${id}" is locked by process ${owner.pid} on host "${owner.hostname}" (lock file ${path}); its liveness cannot be checked from here. Stop it there, or delete the lock file if that process is gone.`
+  return new JsonlPersistenceError('SESSION_LOCKED', message, { file: path })
+}

@@ -1,0 +1,179 @@
+import { createReadStream } from 'node:fs'
+import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
+import { JsonlPersistenceError, errnoCode } from './errors'
+import type { EventTypeCatalog } from './event-types'
+import { FORMAT_VERSION } from './line-format'
+
+/** What reading a session file found, before any repair. */
+export interface SessionFileContents {
+  /** Every complete, valid event, in seq order. */
+  events: AnySessionEvent[]
+  /** The byte length of the valid prefix: everything up to the last accepted line's newline. */
+  validBytes: number
+  /** The dropped tail, when the last line was torn. */
+  torn?: { line: number; bytes: number }
+}
+
+const NEWLINE = 0x0a
+const READ_CHUNK = 1 << 20
+
+/**
+ * Streams a session file line by line (never the whole file as one string)
+ * and validates each line as it goes (R-PER-2, R-PER-4):
+ *
+ * - every line is one JSON object `{ type, seq, time, data }` whose `seq` is
+ *   its 0-based line index; line 1 is `session/meta` with a format `version`
+ *   no newer than `FORMAT_VERSION`;
+ * - the last line is torn when it has no newline or does not parse; it is left
+ *   out and reported in `torn` (the caller truncates it away);
+ * - any other bad line rejects with `CORRUPT_SESSION` naming the file and the
+ *   1-based line number;
+ * - a type the catalog does not know rejects with `UNKNOWN_TYPE` unless
+ *   the line is marked `"ignorable":true` (the mark stays on the event, as
+ *   the session set it).
+ *
+ * Rejects with `SESSION_NOT_FOUND` when the file is missing or holds no
+ * complete line (a writer that died before its first flush).
+ */
+export async function readSessionFile(path: string, id: string, types: EventTypeCatalog): Promise<SessionFileContents> {
+  const events: AnySessionEvent[] = []
+  let lineNumber = 0
+  let offset = 0 // bytes consumed, up to the end of the last complete line
+  let validBytes = 0
+  // A complete line that did not parse. It is only an error once another line follows it.
+  let unparsed: { line: number; start: number } | undefined
+  let carry: Buffer | undefined
+
+  const accept = (buffer: Buffer, start: number, end: number) => {
+    lineNumber++
+    if (unparsed) throw corrupt(path, unparsed.line, 'is not valid JSON')
+    let value: unknown
+    try {
+      value = JSON.parse(buffer.toString('utf8', start, end))
+    } catch {
+      unparsed = { line: lineNumber, start: offset }
+      offset += end - start + 1
+      return
+    }
+    offset += end - start + 1
+    events.push(toEvent(value, events.length, lineNumber, path, types))
+    validBytes = offset
+  }
+
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK })
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0
+      if (carry) {
+        const newline = chunk.indexOf(NEWLINE)
+        if (newline === -1) {
+          carry = Buffer.concat([carry, chunk])
+          continue
+        }
+        // Only the line that straddles two chunks is copied.
+        const line = Buffer.concat([carry, chunk.subarray(0, newline)])
+        carry = undefined
+        accept(line, 0, line.length)
+        start = newline + 1
+      }
+      let newline: number
+      while ((newline = chunk.indexOf(NEWLINE, start)) !== -1) {
+        accept(chunk, start, newline)
+        start = newline + 1
+      }
+      if (start < chunk.length) carry = chunk.subarray(start)
+    }
+  } catch (error) {
+    stream.destroy()
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'EISDIR') throw notFound(id, path)
+    throw error
+  }
+
+  let torn: SessionFileContents['torn']
+  if (unparsed) {
+    // The last complete line did not parse: a write cut short (or a zero-filled block after a crash).
+    torn = { line: unparsed.line, bytes: offset - unparsed.start + (carry?.length ?? 0) }
+  } else if (carry && carry.length > 0) {
+    torn = { line: lineNumber + 1, bytes: carry.length }
+  }
+  if (events.length === 0) {
+    throw new JsonlPersistenceError(
+      'SESSION_NOT_FOUND',
+      `Session "${id}" has no complete event in ${path} (its writer stopped before the first flush); delete the file or create the session fresh.`,
+      { file: path },
+    )
+  }
+  return torn ? { events, validBytes, torn } : { events, validBytes }
+}
+
+export function notFound(id: string, path: string): JsonlPersistenceError {
+  return new JsonlPersistenceError('SESSION_NOT_FOUND', `No persisted session "${id}" (expected ${path}).`, { file: path })
+}
+
+function corrupt(path: string, line: number, problem: string): JsonlPersistenceError {
+  return new JsonlPersistenceError(
+    'CORRUPT_SESSION',
+    `Corrupt session file ${path}, line ${line}: the line ${problem}. Lines after it cannot be trusted; restore the file from a backup, or truncate it before this line to keep the earlier history.`,
+    { file: path, line },
+  )
+}
+
+type Loose = { type?: unknown; seq?: unknown; time?: unknown; data?: unknown; ignorable?: unknown }
+
+function toEvent(value: unknown, seq: number, line: number, path: string, types: EventTypeCatalog): AnySessionEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corrupt(path, line, 'is not a JSON object')
+  const event = value as Loose
+  if (typeof event.type !== 'string') throw corrupt(path, line, 'has no string "type"')
+  if (event.seq !== seq) throw corrupt(path, line, `has seq ${JSON.stringify(event.seq)} where ${seq} was expected`)
+  if (typeof event.time !== 'number' || !Number.isFinite(event.time)) throw corrupt(path, line, 'has no numeric "time"')
+  if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {
+    throw corrupt(path, line, 'has no object "data"')
+  }
+  if (seq === 0) checkMeta(event, path)
+  else if (event.type === 'session/meta' && event.data !== null) {
+    // A later meta is allowed by the log, but it must not claim a newer format either.
+    checkVersion((event.data as { version?: unknown }).version, path, line)
+  }
+  const canonical = types.canonical(event.type)
+  if (canonical !== undefined) {
+    event.type = canonical
+    if (canonical === 'assistant/chunk') internChunkType(event.data as { chunk?: { type?: unknown } })
+  } else if (event.ignorable !== true) {
+    throw new JsonlPersistenceError(
+      'UNKNOWN_TYPE',
+      `Session file ${path}, line ${line}: event type "${event.type}" is not known to this process and was not marked ignorable by its writer. Load the plugin that defines "${event.type}" before loading this session.`,
+      { file: path, line },
+    )
+  }
+  return event as AnySessionEvent
+}
+
+const CHUNK_TYPES = new Map<unknown, string>(
+  ['text-delta', 'reasoning-delta', 'tool-call-delta', 'usage', 'finish'].map((type) => [type, type]),
+)
+
+/** Chunks are most of a long log; sharing their type strings saves a string per chunk. */
+function internChunkType(data: { chunk?: { type?: unknown } }): void {
+  const chunk = data.chunk
+  if (typeof chunk !== 'object' || chunk === null) return
+  const type = CHUNK_TYPES.get(chunk.type)
+  if (type !== undefined) chunk.type = type
+}
+
+function checkMeta(event: Loose, path: string): void {
+  if (event.type !== 'session/meta') throw corrupt(path, 1, `is a "${String(event.type)}" event where "session/meta" was expected`)
+  checkVersion((event.data as { version?: unknown }).version, path, 1)
+}
+
+function checkVersion(version: unknown, path: string, line: number): void {
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+    throw corrupt(path, line, 'has a session/meta without an integer format "version"')
+  }
+  if (version > FORMAT_VERSION) {
+    throw new JsonlPersistenceError(
+      'UNSUPPORTED_VERSION',
+      `Session file ${path} uses format version ${version}; this @deepseek-ai/dsh-session-jsonl reads versions up to ${FORMAT_VERSION}. Upgrade the package to load it; the file was left untouched.`,
+      { file: path, line },
+    )
+  }
+}

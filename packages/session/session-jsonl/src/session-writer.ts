@@ -1,0 +1,275 @@
+import { open, type FileHandle } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import type { SessionEventMap } from '@deepseek-ai/dsh-session'
+import { JsonlPersistenceError } from './errors'
+import type { SessionLock } from './lock'
+
+export interface SessionWriterOptions {
+  id: string
+  file: string
+  lock: SessionLock
+  /** The number of events already in the file: the seq the next appended event must carry. */
+  persisted: number
+  /** The file's size in bytes when the writer opened (0 for a new file). */
+  size: number
+  /** The file did not exist when the writer opened: the directory entry must be synced on the first flush. */
+  creates: boolean
+  /** How long queued lines may wait before they are written (without fsync). */
+  flushIntervalMs: number
+  /** Lines per `write` call; reaching it writes at once instead of waiting for the timer. */
+  batchLines: number
+}
+
+interface FlushWaiter {
+  /** Resolved once this many events are durable. */
+  target: number
+  resolve(): void
+  reject(error: unknown): void
+}
+
+/**
+ * The one writer of one session file (it holds the session's lock).
+ *
+ * Write-behind: `enqueue` only queues a serialized line. Queued lines are
+ * written (appended, not synced) when the timer of `flushIntervalMs` fires or
+ * a batch fills up; `flush()` writes whatever is queued and then fsyncs the
+ * file (and, the first time, its directory when this writer created the file),
+ * resolving once every event enqueued before the call is durable. A flush is
+ * never starved by later appends: it waits only for its own target.
+ *
+ * Any write or sync error stops the writer for good: the file may now end in a
+ * torn line, and appending after it would bury that line in the middle. Every
+ * pending and later flush rejects with `WRITE_FAILED`; loading the session
+ * again drops the torn tail and continues from the last durable event.
+ */
+export class SessionWriter {
+  /** The live session this writer serves; `undefined` for a writer opened by a direct `append()`. */
+  owner: object | undefined
+  /** The seq the next enqueued event must carry. */
+  nextSeq: number
+  /** The file's size once everything queued so far is written. */
+  size: number
+  /** The session's `session/meta` data, once seq 0 has been queued (for listings before the first write). */
+  meta: SessionEventMap['session/meta'] | undefined
+  /** The type and time of the last queued event (recorded in the handover on close). */
+  lastType: string | undefined
+  lastTime: number | undefined
+
+  private lines: string[] = []
+  private head = 0
+  private written: number
+  private synced: number
+  private waiters: FlushWaiter[] = []
+  private handle: FileHandle | undefined
+  private directoryPending: boolean
+  private failure: JsonlPersistenceError | undefined
+  private timer: NodeJS.Timeout | undefined
+  private immediate: NodeJS.Immediate | undefined
+  private pumping: Promise<void> | undefined
+  private again = false
+  private closing: Promise<void> | undefined
+
+  constructor(private readonly options: SessionWriterOptions) {
+    this.nextSeq = options.persisted
+    this.size = options.size
+    this.written = options.persisted
+    this.synced = options.persisted
+    this.directoryPending = options.creates
+  }
+
+  get id(): string {
+    return this.options.id
+  }
+
+  get file(): string {
+    return this.options.file
+  }
+
+  /** Whether the writer has stopped after a write error. */
+  get failed(): JsonlPersistenceError | undefined {
+    return this.failure
+  }
+
+  /** Whether `close()` or `discard()` has begun. */
+  get closed(): boolean {
+    return this.closing !== undefined
+  }
+
+  /** Queues the line of event `nextSeq` (the caller has checked the seq). */
+  enqueue(line: string): void {
+    this.lines.push(line)
+    this.nextSeq++
+    this.size += Buffer.byteLength(line, 'utf8') + 1
+    // A running pump writes everything queued before it stops.
+    if (!this.pumping) this.arm()
+  }
+
+  /** Schedules a write: at once when a batch is full, else when the interval has passed. */
+  private arm(): void {
+    if (this.lines.length - this.head >= this.options.batchLines) {
+      if (!this.immediate) this.immediate = setImmediate(() => ((this.immediate = undefined), this.kick()))
+    } else if (!this.timer) {
+      this.timer = setTimeout(() => ((this.timer = undefined), this.kick()), this.options.flushIntervalMs)
+      this.timer.unref()
+    }
+  }
+
+  /**
+   * Resolves once every event enqueued before the call is written and
+   * fsynced; rejects with `WRITE_FAILED` if the writer has failed.
+   */
+  flush(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure)
+    const target = this.nextSeq
+    if (target <= this.synced && !this.directoryPending) return Promise.resolve()
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ target, resolve, reject })
+      this.kick()
+    })
+  }
+
+  /** Stops the writer after an error that happened outside it (an event that cannot be serialized). */
+  fail(error: JsonlPersistenceError): void {
+    if (this.failure) return
+    this.failure = error
+    this.lines = []
+    this.head = 0
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error)
+  }
+
+  /**
+   * Drains and fsyncs everything queued, closes the file and releases the
+   * lock. The lock is released even when the last flush fails; that failure
+   * is then the rejection. Calling it twice returns the same promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        await this.flush()
+      } finally {
+        await this.shutdown()
+      }
+    })()
+    return this.closing
+  }
+
+  /** Drops whatever is queued (the session is being deleted), closes the file and releases the lock. */
+  discard(): Promise<void> {
+    this.closing ??= (async () => {
+      this.fail(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}" was deleted while it had unwritten events.`))
+      await this.shutdown()
+    })()
+    return this.closing
+  }
+
+  private async shutdown(): Promise<void> {
+    this.clearTimers()
+    await this.pumping
+    const handle = this.handle
+    this.handle = undefined
+    try {
+      await handle?.close()
+    } finally {
+      this.options.lock.release()
+    }
+  }
+
+  private clearTimers(): void {
+    if (this.timer) clearTimeout(this.timer)
+    if (this.immediate) clearImmediate(this.immediate)
+    this.timer = this.immediate = undefined
+  }
+
+  private kick(): void {
+    if (this.pumping) {
+      this.again = true
+      return
+    }
+    this.clearTimers()
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined
+      if (this.again) {
+        this.again = false
+        this.kick()
+      } else if (this.head < this.lines.length && !this.failure && !this.closing) {
+        // Lines queued after the pump's last look: back to the timer.
+        this.arm()
+      }
+    })
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      while (!this.failure) {
+        this.again = false
+        if (this.waiters.some((waiter) => waiter.target <= this.written)) {
+          await this.sync()
+        } else if (this.head < this.lines.length) {
+          await this.writeBatch()
+        } else {
+          break
+        }
+      }
+    } catch (error) {
+      this.fail(
+        new JsonlPersistenceError(
+          'WRITE_FAILED',
+          `Writing session "${this.id}" to ${this.file} failed (${describe(error)}); events after the last successful flush are not durable. Load the session again once the cause is fixed.`,
+          { file: this.file, cause: error },
+        ),
+      )
+    }
+  }
+
+  private async writeBatch(): Promise<void> {
+    const end = Math.min(this.lines.length, this.head + this.options.batchLines)
+    const count = end - this.head
+    const text = (count === this.lines.length ? this.lines : this.lines.slice(this.head, end)).join('\n') + '\n'
+    this.head = end
+    if (this.head === this.lines.length) {
+      this.lines = []
+      this.head = 0
+    }
+    const bytes = Buffer.from(text, 'utf8')
+    this.handle ??= await open(this.file, 'a', 0o600)
+    let offset = 0
+    while (offset < bytes.length) {
+      const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset)
+      offset += bytesWritten
+    }
+    this.written += count
+  }
+
+  private async sync(): Promise<void> {
+    const target = this.written
+    if (this.handle) await this.handle.datasync()
+    if (this.directoryPending) {
+      await syncDirectory(dirname(this.file))
+      this.directoryPending = false
+    }
+    this.synced = target
+    const due: FlushWaiter[] = []
+    this.waiters = this.waiters.filter((waiter) => (waiter.target <= target ? (due.push(waiter), false) : true))
+    for (const waiter of due) waiter.resolve()
+  }
+}
+
+/**
+ * Fsyncs a directory so a newly created entry in it survives a crash. Windows
+ * cannot open directories for syncing; there the entry is made durable by the
+ * file system's own journal, and the error is ignored.
+ */
+export async function syncDirectory(directory: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const handle = await open(directory, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown })?.code
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error)
+}
