@@ -75,6 +75,15 @@ describe('streaming happy paths', () => {
     ])
   })
 
+  it('reads reasoning from a `reasoning` field too (Ollama, newer vLLM)', async () => {
+    server.handle(sse([chunk({ reasoning: 'Hmm.' }), chunk({ content: 'Yes.' }), chunk({}, 'stop')]))
+    expect(await collect(adapter.stream(call()))).toEqual([
+      { type: 'reasoning-delta', index: 0, text: 'Hmm.' },
+      { type: 'text-delta', index: 1, text: 'Yes.' },
+      { type: 'finish', reason: { kind: 'stop' } },
+    ])
+  })
+
   it('streams parallel tool calls interleaved by index: id and name first, argument fragments after', async () => {
     server.handle(
       sse([
