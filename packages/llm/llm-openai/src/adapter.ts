@@ -24,14 +24,12 @@ export interface OpenAiAdapterOptions {
 }
 
 const errorFinish = (failure: LlmFailure): StreamChunk => ({ type: 'finish', reason: { kind: 'error', failure } })
-const abortedFinish: StreamChunk = Object.freeze({ type: 'finish', reason: Object.freeze({ kind: 'aborted' }) }) as StreamChunk
+const abortedFinish = (): StreamChunk => ({ type: 'finish', reason: { kind: 'aborted' } })
 
+/** How much of a malformed payload a failure message quotes. */
 const maxSnippet = 200
 
-function snippet(text: string, secrets: Secrets): string {
-  const flat = secrets.redact(text).replace(/\s+/g, ' ').trim()
-  return JSON.stringify(flat.length > maxSnippet ? `${flat.slice(0, maxSnippet)}…` : flat)
-}
+const withRequestId = (requestId: string | undefined) => (requestId ? { requestId } : {})
 
 /**
  * An `LlmAdapter` for one OpenAI-compatible chat-completions endpoint
@@ -96,7 +94,7 @@ export class OpenAiAdapter implements LlmAdapter {
   private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
     const { signal } = options
     if (signal?.aborted) {
-      yield abortedFinish
+      yield abortedFinish()
       return
     }
     const provider = this.provider
@@ -123,8 +121,13 @@ export class OpenAiAdapter implements LlmAdapter {
     try {
       body = JSON.stringify(requestBody(options, model, this.config.models[model], this.config))
     } catch (error) {
+      // `requestBody` refuses unmappable content with an `LlmError`; anything else is a value JSON cannot encode.
       const failure = toLlmFailure(error)
-      yield errorFinish(failure.code === 'UNKNOWN' ? { code: 'BAD_REQUEST', message: `the request for ${provider} cannot be encoded: ${failure.message}` } : failure)
+      yield errorFinish(
+        failure.code === 'UNKNOWN'
+          ? { code: 'BAD_REQUEST', message: `the request for ${provider} cannot be encoded as JSON: ${failure.message}` }
+          : failure,
+      )
       return
     }
 
@@ -141,130 +144,147 @@ export class OpenAiAdapter implements LlmAdapter {
         response = await exchange.request(`${this.config.baseUrl}/chat/completions`, { method: 'POST', headers, body })
       } catch (error) {
         const failure = exchange.failure(error, 'connect', secrets)
-        yield failure ? errorFinish(failure) : abortedFinish
+        yield failure ? errorFinish(failure) : abortedFinish()
         return
       }
       const requestId = response.headers.get('x-request-id') ?? undefined
-
       if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
         let text: string
         try {
           text = await exchange.text(response)
         } catch (error) {
           const failure = exchange.failure(error, 'body', secrets, requestId)
-          yield failure ? errorFinish(failure) : abortedFinish
+          yield failure ? errorFinish(failure) : abortedFinish()
           return
         }
-        if (!response.ok) {
-          yield errorFinish(httpFailure(response.status, response.headers, text, context))
-          return
-        }
-        // A 200 with a JSON body: the server ignored `stream: true`, or reports an error this way.
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          parsed = undefined
-        }
-        const error = (parsed as { error?: unknown } | undefined)?.error
         yield errorFinish(
-          error !== undefined && error !== null
-            ? streamErrorFailure(parsed, requestId, context)
-            : {
-                code: 'MALFORMED_STREAM',
-                message: `${provider} answered with JSON instead of an event stream; check that the server supports streaming chat completions (body starts ${snippet(text, secrets)})`,
-                ...(requestId ? { requestId } : {}),
-              },
+          response.ok
+            ? jsonAnswerFailure(text, requestId, context)
+            : httpFailure(response.status, response.headers, text, context),
         )
         return
       }
-      if (!response.body) {
-        yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${provider} answered without a body`, ...(requestId ? { requestId } : {}) })
-        return
-      }
-
-      const decoder = new StreamDecoder()
-      const out: StreamChunk[] = []
-      let done = false
-      let broken: LlmFailure | undefined
-      let foreign: string | undefined
-      const parser = createParser({
-        onEvent: (event) => {
-          if (done || broken) return
-          if (event.data === '[DONE]') {
-            done = true
-            return
-          }
-          let payload: unknown
-          try {
-            payload = JSON.parse(event.data)
-          } catch {
-            broken = {
-              code: 'MALFORMED_STREAM',
-              message: `${provider} sent stream data that is not JSON: ${snippet(event.data, secrets)}`,
-              ...(requestId ? { requestId } : {}),
-            }
-            return
-          }
-          const error = decoder.push(payload, out)
-          if (error !== undefined) broken = streamErrorFailure(error, requestId, context)
-        },
-        // Lines that are not SSE fields are ignored, as the SSE spec says; the first is kept to explain an empty stream.
-        onError: (error) => {
-          foreign ??= error.line ?? error.field ?? error.message
-        },
-      })
-
-      const reader = response.body.getReader()
-      const text = new TextDecoder()
-      let eof = false
-      while (!done && !broken && !eof) {
-        let result: ReadResult
-        try {
-          result = await exchange.read(reader)
-        } catch (error) {
-          const failure = exchange.failure(error, 'body', secrets, requestId)
-          yield failure ? errorFinish(failure) : abortedFinish
-          return
-        }
-        if (result.done) {
-          eof = true
-          parser.feed(text.decode())
-          parser.reset({ consume: true })
-        } else {
-          parser.feed(text.decode(result.value, { stream: true }))
-        }
-        for (let i = 0; i < out.length; i++) yield out[i]!
-        out.length = 0
-      }
-
-      if (broken) {
-        const usage = decoder.usageChunk()
-        if (usage) yield usage
-        yield errorFinish(broken)
-        return
-      }
-      const end = decoder.end(provider)
-      if (end.kind === 'finish') {
-        for (const chunk of end.chunks) yield chunk
-        return
-      }
-      const hint = foreign !== undefined ? `; it sent lines that are not server-sent events, first ${snippet(foreign, secrets)}` : ''
-      yield errorFinish(
-        end.produced
-          ? {
-              code: 'TRANSPORT',
-              message: `${provider}'s stream ended before the answer finished (no finish_reason)${hint}`,
-              ...(requestId ? { requestId } : {}),
-            }
-          : {
-              code: 'EMPTY_RESPONSE',
-              message: `${provider} ended the stream without producing anything${hint}`,
-              ...(requestId ? { requestId } : {}),
-            },
-      )
+      yield* this.events(response, exchange, requestId, context)
     } finally {
       exchange.close()
     }
+  }
+
+  /** Reads the event stream of a successful response and yields its chunks, then exactly one finish. */
+  private async *events(
+    response: Response,
+    exchange: Exchange,
+    requestId: string | undefined,
+    context: FailureContext,
+  ): AsyncGenerator<StreamChunk, void, undefined> {
+    const { provider, secrets } = context
+    if (!response.body) {
+      yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${provider} answered without a body`, ...withRequestId(requestId) })
+      return
+    }
+    const decoder = new StreamDecoder()
+    const out: StreamChunk[] = []
+    let done = false
+    let broken: LlmFailure | undefined
+    let foreign: string | undefined
+    const parser = createParser({
+      onEvent: (event) => {
+        if (done || broken) return
+        if (event.data === '[DONE]') {
+          done = true
+          return
+        }
+        let payload: unknown
+        try {
+          payload = JSON.parse(event.data)
+        } catch {
+          broken = {
+            code: 'MALFORMED_STREAM',
+            message: `${provider} sent stream data that is not JSON: ${JSON.stringify(secrets.excerpt(event.data, maxSnippet))}`,
+            ...withRequestId(requestId),
+          }
+          return
+        }
+        const error = decoder.push(payload, out)
+        if (error !== undefined) broken = streamErrorFailure(error, requestId, context)
+      },
+      // Lines that are not SSE fields are ignored, as the SSE spec says; the first is kept to explain an empty stream.
+      onError: (error) => {
+        foreign ??= error.line ?? error.field ?? error.message
+      },
+    })
+
+    const reader = response.body.getReader()
+    const text = new TextDecoder()
+    let eof = false
+    while (!done && !broken && !eof) {
+      let result: ReadResult
+      try {
+        result = await exchange.read(reader)
+      } catch (error) {
+        const failure = exchange.failure(error, 'body', secrets, requestId)
+        yield failure ? errorFinish(failure) : abortedFinish()
+        return
+      }
+      if (result.done) {
+        eof = true
+        parser.feed(text.decode())
+        parser.reset({ consume: true })
+      } else {
+        parser.feed(text.decode(result.value, { stream: true }))
+      }
+      for (let i = 0; i < out.length; i++) yield out[i]!
+      out.length = 0
+    }
+
+    if (broken) {
+      const usage = decoder.usageChunk()
+      if (usage) yield usage
+      yield errorFinish(broken)
+      return
+    }
+    const end = decoder.end(provider)
+    if (end.kind === 'finish') {
+      yield* end.chunks
+      return
+    }
+    const hint =
+      foreign !== undefined
+        ? `; it sent lines that are not server-sent events, first ${JSON.stringify(secrets.excerpt(foreign, maxSnippet))}`
+        : ''
+    yield errorFinish(
+      end.produced
+        ? {
+            code: 'TRANSPORT',
+            message: `${provider}'s stream ended before the answer finished (no finish_reason)${hint}`,
+            ...withRequestId(requestId),
+          }
+        : {
+            code: 'EMPTY_RESPONSE',
+            message: `${provider} ended the stream without producing anything${hint}`,
+            ...withRequestId(requestId),
+          },
+    )
+  }
+}
+
+/**
+ * A 200 answer with a JSON body: an error object reported that way is
+ * classified like one inside a stream; anything else means the server ignored
+ * `stream: true`.
+ */
+function jsonAnswerFailure(text: string, requestId: string | undefined, context: FailureContext): LlmFailure {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  const error = (parsed as { error?: unknown } | null | undefined)?.error
+  if (error !== undefined && error !== null) return streamErrorFailure(parsed, requestId, context)
+  return {
+    code: 'MALFORMED_STREAM',
+    message: `${context.provider} answered with JSON instead of an event stream; check that the server supports streaming chat completions (body starts ${JSON.stringify(context.secrets.excerpt(text, maxSnippet))})`,
+    ...withRequestId(requestId),
   }
 }

@@ -11,13 +11,8 @@ export interface FailureContext {
   now: () => number
 }
 
+/** How much of the provider's own words a failure message quotes. */
 const maxDetail = 300
-
-/** Provider text, made safe and short enough for a one-line failure message. */
-function detail(text: string, secrets: Secrets): string {
-  const flat = secrets.redact(text).replace(/\s+/g, ' ').trim()
-  return flat.length > maxDetail ? `${flat.slice(0, maxDetail)}…` : flat
-}
 
 interface ErrorObject {
   message?: string
@@ -98,7 +93,7 @@ function failure(
  */
 export function httpFailure(status: number, headers: Headers, body: string, context: FailureContext): LlmFailure {
   const error = parseBody(body)
-  const said = detail(error ? describe(error, body) : body, context.secrets) || 'no details'
+  const said = context.secrets.excerpt(error ? describe(error, body) : body, maxDetail) || 'no details'
   const extra = {
     status,
     retryAfterMs: retryAfterMs(headers, context.now()),
@@ -141,7 +136,7 @@ export function httpFailure(status: number, headers: Headers, body: string, cont
  */
 export function streamErrorFailure(value: unknown, requestId: string | undefined, context: FailureContext): LlmFailure {
   const error = errorObject(value) ?? {}
-  const said = detail(describe(error, 'no details'), context.secrets)
+  const said = context.secrets.excerpt(describe(error, 'no details'), maxDetail)
   const message = `${context.provider} sent an error in the stream: ${said}`
   const extra = { requestId }
   if (typeof error.code === 'number' && error.code >= 400 && error.code < 600) {

@@ -33,4 +33,10 @@ export class Secrets {
     for (const value of this.values) out = out.split(value).join(placeholder)
     return out
   }
+
+  /** Provider text made fit for a one-line failure message: redacted, whitespace collapsed, at most `max` characters. */
+  excerpt(text: string, max: number): string {
+    const flat = this.redact(text).replace(/\s+/g, ' ').trim()
+    return flat.length > max ? `${flat.slice(0, max)}…` : flat
+  }
 }
