@@ -1,7 +1,7 @@
 import { contentProblem, deepFreeze, type ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import type { SubjectFilter } from '@deepseek-ai/dsh-scope'
-import type { Context } from './cordis'
+import { unheard, type Dispatcher } from './dispatcher'
 import { abortedBeforeDispatch, isTimeout } from './cancellation'
 import { ToolError, isToolError } from './errors'
 import { messageOf } from './results'
@@ -65,7 +65,7 @@ export class CallRun {
  * `TIMEOUT` as soon as it elapses, without waiting for a body that ignores it.
  */
 export async function dispatchCall(
-  home: Context,
+  events: Dispatcher,
   filter: SubjectFilter,
   invocation: ToolInvocation,
   run: CallRun,
@@ -97,7 +97,8 @@ export async function dispatchCall(
     return body
   }
   try {
-    await home.waterfall(filter, 'tools/execute', dispatch, inner)
+    if (unheard(events, 'tools/execute')) await inner()
+    else await events.waterfall(filter, 'tools/execute', dispatch, inner)
   } catch (error) {
     throw runFailure(error, caller, bodySignal, run.started)
   }

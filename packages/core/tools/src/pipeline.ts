@@ -5,6 +5,7 @@ import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { abortedBeforeDispatch, beforeDispatch } from './cancellation'
 import { CallRun, dispatchCall } from './dispatch'
+import { unheard, type Dispatcher } from './dispatcher'
 import { ToolError, isToolError } from './errors'
 import { checkOutput, contentOf, errorResult, messageOf, successResult } from './results'
 import type {
@@ -20,8 +21,9 @@ import type {
 
 /** What the pipeline needs from the registry that runs it. */
 export interface PipelineHost {
-  /** The registry's own context: events are dispatched and `approval` is read through it. */
+  /** The registry's own context: `approval` is read and contained events are emitted through it. */
   readonly home: Context
+  readonly events: Dispatcher
   filter(agent: Agent): SubjectFilter
   definition(name: string, agent: Agent): ToolDefinition | undefined
   guards(agent: Agent): readonly ToolGuard[]
@@ -60,7 +62,7 @@ export async function executeCall(
     run.close()
   }
   try {
-    emitContained(host.home, host.filter(options.agent), 'tools/result', [options.agent, call, result], (error) =>
+    if (!unheard(host.events, 'tools/result')) emitContained(host.home, host.filter(options.agent), 'tools/result', [options.agent, call, result], (error) =>
       host.reportListenerError('tools/result', error),
     )
   } catch (error) {
@@ -95,7 +97,7 @@ async function runPipeline(host: PipelineHost, call: ToolCall, agent: Agent, sig
   }
   if (signal.aborted) throw abortedBeforeDispatch()
 
-  let output = checkOutput(await dispatchCall(host.home, filter, invocation, run, tool.timeoutMs ?? (host.defaultTimeoutMs || undefined)), 'the tool output')
+  let output = checkOutput(await dispatchCall(host.events, filter, invocation, run, tool.timeoutMs ?? (host.defaultTimeoutMs || undefined)), 'the tool output')
   output = await review(host, filter, invocation, output)
 
   const runContext = run.context(invocation, signal)
@@ -113,7 +115,9 @@ async function admit(host: PipelineHost, filter: SubjectFilter, invocation: Tool
   const { signal } = invocation
   let decision: PreExecuteDecision
   try {
-    decision = await beforeDispatch(host.home.waterfall(filter, 'tools/pre-execute', invocation, async () => ALLOW), signal)
+    decision = unheard(host.events, 'tools/pre-execute')
+      ? ALLOW
+      : await beforeDispatch(host.events.waterfall(filter, 'tools/pre-execute', invocation, async () => ALLOW), signal)
   } catch (error) {
     throw policyFailure(error, 'a policy check failed')
   }
@@ -143,7 +147,9 @@ async function admit(host: PipelineHost, filter: SubjectFilter, invocation: Tool
 async function review(host: PipelineHost, filter: SubjectFilter, invocation: ToolInvocation, output: ToolOutput): Promise<ToolOutput> {
   let decision: PostExecuteDecision
   try {
-    decision = await host.home.waterfall(filter, 'tools/post-execute', invocation, output, async () => ACCEPT)
+    decision = unheard(host.events, 'tools/post-execute')
+      ? ACCEPT
+      : await host.events.waterfall(filter, 'tools/post-execute', invocation, output, async () => ACCEPT)
   } catch (error) {
     throw new ToolError('BLOCKED', `tool result withheld: a policy check failed (${messageOf(error, 'no detail')})`, { cause: error })
   }
