@@ -15,7 +15,7 @@ export interface SessionFileContents {
 }
 
 const NEWLINE = 0x0a
-const READ_CHUNK = 1 << 20
+const READ_CHUNK = 256 * 1024
 
 /**
  * Streams a session file line by line (never the whole file as one string)

@@ -1,32 +1,16 @@
-import { mkdirSync, statSync, truncateSync } from 'node:fs'
-import { open, readdir, stat, unlink } from 'node:fs/promises'
 import Schema from 'schemastery'
 import type {
   AnySessionEvent,
   LoadedSession,
   PersistedSessionInfo,
   Session,
-  SessionEventMap,
   SessionId,
   SessionPersistence,
-  SessionRepair,
 } from '@deepseek-ai/dsh-session'
 import { Context, Service } from './cordis'
-import { planCrashRepair } from './crash-repair'
-import { JsonlPersistenceError, errnoCode } from './errors'
-import { eventTypeCatalog, type EventTypeCatalog } from './event-types'
-import { mayHoldEventsSync, readFirstLine } from './first-line'
-import { handovers, type Handover } from './handover'
-import { FORMAT_VERSION, serializeEvent } from './line-format'
-import { acquireLock } from './lock'
-import { readSessionFile, notFound } from './read-session-file'
-import { SESSION_FILE_EXTENSION, assertSafeSessionId, isSafeSessionId, resolveDirectory, sessionPaths, type SessionPaths } from './session-paths'
-import { SessionWriter, syncDirectory } from './session-writer'
-
-/** Lines per write call: large enough to amortize the syscall, small enough to keep the string short. */
-const BATCH_LINES = 4096
-/** How many files `list()` inspects at once. */
-const LIST_CONCURRENCY = 16
+import { eventTypeCatalog } from './event-types'
+import { resolveDirectory } from './session-paths'
+import { SessionFiles } from './session-files'
 
 // STOPGAP: dsh-session declares these events (emit / emit / parallel / emit). Until its
 // declarations land, the listeners are typed here and registered through a cast.
@@ -37,21 +21,22 @@ interface SessionLifecycle {
   'session/disposed'(session: Session): void
 }
 
-type Meta = SessionEventMap['session/meta']
-
 /**
  * `ctx.sessionPersistence` on JSONL files: one file per session
  * (`<directory>/<id>.jsonl`), one event per line, `session/meta` first.
  *
- * The plugin wires itself to every live session through global listeners:
- * `session/created` takes the session's lock synchronously (a session another
- * writer holds is vetoed with `SESSION_LOCKED`) and queues the events not yet
- * on disk; `session/event` queues each new event (write-behind, batched);
- * `session/flush` writes and fsyncs, so after `ctx.sessions.flush(session)`
- * resolves a crash loses nothing before it (R-PER-1); `session/disposed`
- * drains, fsyncs and releases the lock.
+ * The plugin wires itself to every live session through global listeners
+ * (mount it once, in the root context):
+ * - `session/created` takes the session's lock synchronously (a session
+ *   another writer holds is vetoed with `SESSION_LOCKED`) and queues the
+ *   events not yet on disk;
+ * - `session/event` queues each new event (write-behind: written in batches
+ *   on a timer of `flushIntervalMs`);
+ * - `session/flush` writes and fsyncs, so after `ctx.sessions.flush(session)`
+ *   resolves a crash loses nothing before it (R-PER-1);
+ * - `session/disposed` drains, fsyncs and releases the lock.
  *
- * The `SessionPersistence` methods work without live sessions too (tools,
+ * The `SessionPersistence` methods also work without live sessions (tools,
  * tests, other stores): `append()` opens the file for writing and holds its
  * lock until `release(id)`, `load(id)`, `delete(id)` or the plugin's disposal.
  */
@@ -62,73 +47,55 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
       .description('Where session files live (one <id>.jsonl per session). A leading ~ is the home directory. Created on first write.'),
     flushIntervalMs: Schema.natural()
       .default(100)
-      .description('How long appended events may wait in memory before they are written (not fsynced). Flushes write and fsync at once.'),
+      .description('How long appended events may wait in memory before they are written (not fsynced). A flush writes and fsyncs at once.'),
   })
 
-  /** The absolute session directory. */
-  readonly directory: string
-  private readonly root: Context
-  private readonly flushIntervalMs: number
-  private readonly types: EventTypeCatalog
-  private readonly writers = new Map<string, SessionWriter>()
-  /** Live sessions this backend could not take on, with the reason; their flushes reject with it. */
-  private readonly refused = new WeakMap<Session, JsonlPersistenceError>()
-  /** Closes started by `session/disposed`, awaited on plugin disposal. */
-  private readonly background = new Set<Promise<void>>()
-  /** Per-id queue of `load`/`delete`/`release`, so they never interleave on one file. */
-  private readonly exclusive = new Map<string, Promise<unknown>>()
+  private readonly files: SessionFiles
 
   constructor(ctx: Context, config: JsonlSessionPersistence.Config) {
     super(ctx, 'sessionPersistence')
-    this.root = ctx
-    this.directory = resolveDirectory(config.directory)
-    this.flushIntervalMs = config.flushIntervalMs ?? 100
-    this.types = eventTypeCatalog()
+    const logger = ctx.logger('session-jsonl')
+    const files = (this.files = new SessionFiles({
+      directory: resolveDirectory(config.directory),
+      flushIntervalMs: config.flushIntervalMs ?? 100,
+      types: eventTypeCatalog(),
+      isLive: () => false,
+      warn: (error) => logger.warn(error),
+    }))
     const on = <K extends keyof SessionLifecycle>(name: K, listener: SessionLifecycle[K]) =>
       (ctx as unknown as { on(name: string, listener: unknown, options: { global: boolean }): unknown }).on(name, listener, {
         global: true,
       })
-    on('session/created', (session) => this.attach(session))
-    on('session/event', (session, event) => this.record(session, event))
-    on('session/flush', (session) => this.flushLive(session))
-    on('session/disposed', (session) => this.detach(session))
-    ctx.effect(() => () => this.closeAll(), 'session-jsonl: close writers')
+    // The listeners call the plain backend object directly: this is the streaming hot path.
+    on('session/created', (session) => files.attach(session))
+    on('session/event', (session, event) => files.record(session, event))
+    on('session/flush', (session) => files.flushLive(session))
+    on('session/disposed', (session) => files.detach(session))
+    ctx.effect(() => () => files.closeAll(), 'session-jsonl: close writers')
   }
 
-  // ---- SessionPersistence ----------------------------------------------------------------
+  /** The absolute session directory. */
+  get directory(): string {
+    return this.files.directory
+  }
 
   /**
    * Queues events of session `id` (write-behind); `flush(id)` makes them
    * durable. The events must continue the log: the first append of a new
    * session starts with its `session/meta` at seq 0; an existing file is
    * continued only after `load(id)` in this process, from the seq after its
-   * last event. Rejects with `INVALID_APPEND` (and queues nothing) for events
-   * that do not continue the log or cannot be serialized, `SESSION_LOCKED` for
-   * a session another writer holds or that is live in this process,
-   * `SESSION_EXISTS` for a file this process has not loaded.
+   * last event. Rejects with `INVALID_APPEND` (queueing nothing) for events
+   * that do not continue the log or are not serializable, `SESSION_LOCKED`
+   * for a session another writer holds or that is live in this process,
+   * `SESSION_EXISTS` for an existing file this process has not loaded.
    */
-  async append(id: SessionId, events: readonly AnySessionEvent[]): Promise<void> {
-    assertSafeSessionId(id)
-    if (events.length === 0) return
-    await this.exclusive.get(id)
-    let writer = this.writers.get(id)
-    if (writer?.owner) throw liveError(id)
-    if (writer?.closed) {
-      await writer.close().catch(() => {})
-      writer = this.writers.get(id)
-    }
-    const lines = this.serializeAll(id, events, writer?.nextSeq)
-    if (!writer) {
-      writer = this.open(id, events[0]!.seq)
-    }
-    if (writer.failed) throw writer.failed
-    for (let i = 0; i < events.length; i++) this.enqueue(writer, events[i]!, lines[i]!)
+  append(id: SessionId, events: readonly AnySessionEvent[]): Promise<void> {
+    return this.files.append(id, events)
   }
 
   /** Resolves once everything appended to `id` before the call is durable (fsynced). */
-  async flush(id: SessionId): Promise<void> {
-    assertSafeSessionId(id)
-    await this.writers.get(id)?.flush()
+  flush(id: SessionId): Promise<void> {
+    return this.files.flush(id)
   }
 
   /**
@@ -142,68 +109,33 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
    * released first.
    */
   load(id: SessionId): Promise<LoadedSession> {
-    assertSafeSessionId(id)
-    return this.exclusively(id, () => this.loadNow(id))
+    return this.files.load(id)
   }
 
   /**
    * The persisted sessions, most recently written first, from each file's
    * first line and its `stat` (no file is read whole). Sessions appended in
-   * this process but not yet written are included. Files that are not
+   * this process but not written yet are included; files that are not
    * sessions are skipped.
    */
-  async list(): Promise<PersistedSessionInfo[]> {
-    const infos = new Map<string, PersistedSessionInfo>()
-    let names: string[] = []
-    try {
-      names = await readdir(this.directory)
-    } catch (error) {
-      if (errnoCode(error) !== 'ENOENT') throw error
-    }
-    const ids = names
-      .filter((name) => name.endsWith(SESSION_FILE_EXTENSION))
-      .map((name) => name.slice(0, -SESSION_FILE_EXTENSION.length))
-      .filter(isSafeSessionId)
-    let next = 0
-    const worker = async () => {
-      while (next < ids.length) {
-        const id = ids[next++]!
-        const info = await this.inspect(id)
-        if (info) infos.set(id, info)
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, ids.length) }, worker))
-    for (const writer of this.writers.values()) {
-      if (!infos.has(writer.id) && writer.meta) infos.set(writer.id, infoOf(writer.id, writer.meta, Date.now()))
-    }
-    return [...infos.values()].sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  list(): Promise<PersistedSessionInfo[]> {
+    return this.files.list()
   }
 
   /** Whether session `id` has a complete first line on disk, or events appended in this process. */
-  async exists(id: SessionId): Promise<boolean> {
-    assertSafeSessionId(id)
-    const writer = this.writers.get(id)
-    if (writer && writer.nextSeq > 0 && !writer.closed) return true
-    try {
-      return (await readFirstLine(this.paths(id).file)) !== undefined
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'EISDIR') return false
-      throw error
-    }
+  exists(id: SessionId): Promise<boolean> {
+    return this.files.exists(id)
   }
 
   /**
    * Removes session `id`'s file. Rejects with `SESSION_LIVE` when the session
    * is live in this process, `SESSION_LOCKED` when another process writes it,
    * `SESSION_NOT_FOUND` when there is nothing to delete. Events appended
-   * through `append()` and not yet written are dropped.
+   * through `append()` and not written yet are dropped.
    */
   delete(id: SessionId): Promise<void> {
-    assertSafeSessionId(id)
-    return this.exclusively(id, () => this.deleteNow(id))
+    return this.files.delete(id)
   }
-
-  // ---- Beyond the contract --------------------------------------------------------------
 
   /**
    * Drains, fsyncs and releases a session opened by `append()`, so another
@@ -211,353 +143,12 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
    * session is released by its disposal instead (rejects with `SESSION_LIVE`).
    */
   release(id: SessionId): Promise<void> {
-    assertSafeSessionId(id)
-    return this.exclusively(id, async () => {
-      const writer = this.writers.get(id)
-      if (writer?.owner) throw new JsonlPersistenceError('SESSION_LIVE', `Session "${id}" is live; it is released when it is disposed.`)
-      if (writer) await this.close(writer)
-    })
+    return this.files.release(id)
   }
 
   /** The file that holds (or would hold) session `id`. */
   fileOf(id: SessionId): string {
-    assertSafeSessionId(id)
-    return this.paths(id).file
-  }
-
-  // ---- Wiring to live sessions ----------------------------------------------------------
-
-  /**
-   * `session/created`: takes the lock and queues what is not on disk yet. A
-   * throw here vetoes the publication of the session.
-   */
-  private attach(session: Session): void {
-    const existing = this.writers.get(session.id)
-    if (existing?.owner === session) return
-    const writer = this.open(session.id, 0, session)
-    writer.owner = session
-    const events = session.events
-    for (let seq = writer.nextSeq; seq < events.length; seq++) this.enqueueLive(writer, events[seq]!)
-  }
-
-  /** `session/event`: the hot path. Catches up on anything missed, normally just `event`. */
-  private record(session: Session, event: AnySessionEvent): void {
-    let writer = this.writers.get(session.id)
-    if (writer?.owner !== session) {
-      writer = this.adopt(session)
-      if (!writer) return
-    }
-    if (event.seq < writer.nextSeq) return
-    if (event.seq === writer.nextSeq) return this.enqueueLive(writer, event)
-    const events = session.events
-    for (let seq = writer.nextSeq; seq <= event.seq; seq++) this.enqueueLive(writer, events[seq]!)
-  }
-
-  /** `session/flush`: the durability checkpoint of one live session. */
-  private async flushLive(session: Session): Promise<void> {
-    let writer = this.writers.get(session.id)
-    if (writer?.owner !== session) writer = this.adopt(session)
-    if (!writer) {
-      const reason = this.refused.get(session)
-      if (reason) throw reason
-      return
-    }
-    // Events appended before this plugin saw them (none, normally).
-    const events = session.events
-    for (let seq = writer.nextSeq; seq < events.length; seq++) this.enqueueLive(writer, events[seq]!)
-    await writer.flush()
-  }
-
-  /** `session/disposed`: drain, fsync and release in the background; plugin disposal awaits it. */
-  private detach(session: Session): void {
-    const writer = this.writers.get(session.id)
-    if (writer?.owner !== session) return
-    writer.owner = undefined
-    const closing = this.close(writer).catch((error) => this.logger.warn(error))
-    this.background.add(closing)
-    void closing.finally(() => this.background.delete(closing))
-  }
-
-  /**
-   * A live session this backend did not see created (the plugin was mounted,
-   * or re-mounted, after it): take it on now. A session that cannot be taken
-   * on is remembered, logged once, and its flushes reject with the reason.
-   */
-  private adopt(session: Session): SessionWriter | undefined {
-    if (this.refused.has(session)) return undefined
-    const writer = this.writers.get(session.id)
-    if (writer?.owner && writer.owner !== session) return undefined
-    try {
-      this.attach(session)
-      return this.writers.get(session.id)
-    } catch (error) {
-      const reason =
-        error instanceof JsonlPersistenceError
-          ? error
-          : new JsonlPersistenceError('WRITE_FAILED', `Could not open session "${session.id}" for writing.`, { cause: error })
-      this.refused.set(session, reason)
-      this.logger.warn(reason)
-      return undefined
-    }
-  }
-
-  private enqueueLive(writer: SessionWriter, event: AnySessionEvent): void {
-    if (writer.failed) return
-    let line: string
-    try {
-      line = serializeEvent(event)
-    } catch (error) {
-      writer.fail(
-        new JsonlPersistenceError(
-          'WRITE_FAILED',
-          `Event ${event.seq} (${event.type}) of session "${writer.id}" cannot be serialized as JSON; nothing after seq ${event.seq - 1} will be written.`,
-          { file: writer.file, cause: error },
-        ),
-      )
-      this.logger.warn(writer.failed)
-      return
-    }
-    this.enqueue(writer, event, line)
-  }
-
-  private enqueue(writer: SessionWriter, event: AnySessionEvent, line: string): void {
-    if (event.seq === 0) writer.meta = event.data as Meta
-    writer.lastType = event.type
-    writer.lastTime = event.time
-    writer.enqueue(line)
-  }
-
-  // ---- Opening, loading, deleting -------------------------------------------------------
-
-  /**
-   * Opens session `id` for writing: takes its lock (synchronously) and decides
-   * where the writer continues. A missing file (or one that provably holds no
-   * event) starts fresh; an existing file is continued only from a handover
-   * this process recorded, and only if the file is unchanged since.
-   *
-   * A live `session` must extend the handover's log; a direct append must
-   * start (`firstSeq`) right after it.
-   */
-  private open(id: string, firstSeq: number, session?: Session): SessionWriter {
-    const existing = this.writers.get(id)
-    if (existing) throw liveError(id)
-    const paths = this.paths(id)
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 })
-    const lock = acquireLock(paths, id)
-    try {
-      let persisted = 0
-      let size = 0
-      let creates = true
-      const current = statOrUndefined(paths.file)
-      if (current && mayHoldEventsSync(paths.file)) {
-        const handover = handovers.get(paths.file)
-        if (!handover) throw existsError(id, paths.file)
-        if (handover.size !== current.size) {
-          throw new JsonlPersistenceError(
-            'SESSION_CHANGED',
-            `Session file ${paths.file} changed on disk since this process last read or wrote it; load session "${id}" again before writing it.`,
-            { file: paths.file },
-          )
-        }
-        if (!continues(handover, session, firstSeq)) throw existsError(id, paths.file)
-        persisted = handover.count
-        size = handover.size
-        creates = false
-      } else if (current) {
-        // The writer died before its first line: nothing was ever durable. Start over.
-        truncateSync(paths.file, 0)
-      } else if (firstSeq !== 0 && session === undefined) {
-        throw new JsonlPersistenceError(
-          'INVALID_APPEND',
-          `Session "${id}" has no file yet, so its first append must start with session/meta at seq 0 (got seq ${firstSeq}).`,
-          { file: paths.file },
-        )
-      }
-      handovers.delete(paths.file)
-      const writer = new SessionWriter({
-        id,
-        file: paths.file,
-        lock,
-        persisted,
-        size,
-        creates,
-        flushIntervalMs: this.flushIntervalMs,
-        batchLines: BATCH_LINES,
-      })
-      this.writers.set(id, writer)
-      return writer
-    } catch (error) {
-      lock.release()
-      throw error
-    }
-  }
-
-  private async loadNow(id: string): Promise<LoadedSession> {
-    const paths = this.paths(id)
-    const writer = this.writers.get(id)
-    if (writer?.owner) throw liveError(id)
-    if (writer) await this.close(writer).catch(() => {})
-    // Lock first: a session another writer holds but has not written yet is locked, not missing.
-    const lock = this.lockExisting(id, paths)
-    try {
-      if (!statOrUndefined(paths.file)) throw notFound(id, paths.file)
-      const contents = await readSessionFile(paths.file, id, this.types)
-      const events = contents.events
-      const warnings: string[] = []
-      if (contents.torn) {
-        await truncateDurably(paths.file, contents.validBytes)
-        warnings.push(
-          `Dropped a torn last line (line ${contents.torn.line}, ${contents.torn.bytes} bytes) of ${paths.file}: the writer stopped mid-write, after its last flush. The file now ends at the last complete event.`,
-        )
-      }
-      const { repairs, bytes } = await this.repair(paths, events)
-      const last = events[events.length - 1]!
-      handovers.set(paths.file, { count: events.length, size: contents.validBytes + bytes, lastType: last.type, lastTime: last.time })
-      return { id: id as SessionId, events, repairs, warnings }
-    } finally {
-      lock.release()
-    }
-  }
-
-  /** Appends crash repairs (R-PER-3) to the file and to `events`; returns them and the bytes written. */
-  private async repair(paths: SessionPaths, events: AnySessionEvent[]): Promise<{ repairs: SessionRepair[]; bytes: number }> {
-    const plan = planCrashRepair(events)
-    if (plan.length === 0) return { repairs: [], bytes: 0 }
-    const time = Date.now()
-    const repairs: SessionRepair[] = []
-    const lines: string[] = []
-    for (const planned of plan) {
-      const event = { type: planned.type, seq: events.length, time, data: planned.data } as AnySessionEvent
-      events.push(event)
-      lines.push(serializeEvent(event))
-      repairs.push({ seq: event.seq, type: planned.type as SessionRepair['type'], detail: planned.detail })
-    }
-    const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8')
-    const handle = await open(paths.file, 'a', 0o600)
-    try {
-      let offset = 0
-      while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten
-      await handle.datasync()
-    } finally {
-      await handle.close()
-    }
-    return { repairs, bytes: bytes.length }
-  }
-
-  private async deleteNow(id: string): Promise<void> {
-    const paths = this.paths(id)
-    const writer = this.writers.get(id)
-    if (writer?.owner) {
-      throw new JsonlPersistenceError('SESSION_LIVE', `Session "${id}" is live in this process; dispose it before deleting it.`, {
-        file: paths.file,
-      })
-    }
-    let pending = false
-    if (writer) {
-      pending = writer.nextSeq > 0
-      await writer.discard().catch(() => {})
-      if (this.writers.get(id) === writer) this.writers.delete(id)
-    }
-    const lock = this.lockExisting(id, paths)
-    try {
-      if (!statOrUndefined(paths.file)) {
-        if (pending) return
-        throw notFound(id, paths.file)
-      }
-      await unlink(paths.file).catch((error) => {
-        if (errnoCode(error) !== 'ENOENT') throw error
-      })
-      handovers.delete(paths.file)
-      await syncDirectory(this.directory)
-    } finally {
-      lock.release()
-    }
-  }
-
-  /** Takes the lock of a session that should already exist; `SESSION_NOT_FOUND` when its directory does not. */
-  private lockExisting(id: string, paths: SessionPaths) {
-    if (!statOrUndefined(this.directory, true)) throw notFound(id, paths.file)
-    return acquireLock(paths, id)
-  }
-
-  /** Closes a writer and records what it left on disk, so a later writer can continue it. */
-  private async close(writer: SessionWriter): Promise<void> {
-    try {
-      await writer.close()
-      if (writer.nextSeq > 0 && writer.lastType !== undefined) {
-        handovers.set(writer.file, { count: writer.nextSeq, size: writer.size, lastType: writer.lastType, lastTime: writer.lastTime! })
-      }
-    } finally {
-      if (this.writers.get(writer.id) === writer) this.writers.delete(writer.id)
-    }
-  }
-
-  private async closeAll(): Promise<void> {
-    const closes = [...this.writers.values()].map((writer) => this.close(writer).catch((error) => this.logger.warn(error)))
-    await Promise.all([...closes, ...this.background])
-  }
-
-  private async inspect(id: string): Promise<PersistedSessionInfo | undefined> {
-    const file = this.paths(id).file
-    try {
-      const [line, stats] = await Promise.all([readFirstLine(file), stat(file)])
-      if (line === undefined) return undefined
-      const event = JSON.parse(line) as { type?: unknown; data?: Partial<Meta> }
-      if (event.type !== 'session/meta' || typeof event.data?.createdAt !== 'number') return undefined
-      return infoOf(id, event.data as Meta, Math.floor(stats.mtimeMs))
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return undefined
-      if (error instanceof SyntaxError) return undefined
-      throw error
-    }
-  }
-
-  /** Checks and serializes a direct append before anything is queued. */
-  private serializeAll(id: string, events: readonly AnySessionEvent[], nextSeq: number | undefined): string[] {
-    const lines: string[] = []
-    let expected = nextSeq ?? events[0]?.seq
-    for (const event of events) {
-      const problem = eventProblem(event, expected!)
-      if (problem) {
-        throw new JsonlPersistenceError('INVALID_APPEND', `Cannot append to session "${id}": ${problem}. Nothing was queued.`)
-      }
-      try {
-        lines.push(serializeEvent(event))
-      } catch (error) {
-        throw new JsonlPersistenceError(
-          'INVALID_APPEND',
-          `Cannot append to session "${id}": event ${event.seq} (${event.type}) is not serializable JSON. Nothing was queued.`,
-          { cause: error },
-        )
-      }
-      expected!++
-    }
-    if (nextSeq === undefined && events[0]!.seq === 0 && events[0]!.type !== 'session/meta') {
-      throw new JsonlPersistenceError('INVALID_APPEND', `Cannot append to session "${id}": seq 0 must be its session/meta. Nothing was queued.`)
-    }
-    return lines
-  }
-
-  private exclusively<T>(id: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.exclusive.get(id) ?? Promise.resolve()
-    const run = previous.then(task, task)
-    const settled = run.then(
-      () => {},
-      () => {},
-    )
-    this.exclusive.set(id, settled)
-    void settled.then(() => {
-      if (this.exclusive.get(id) === settled) this.exclusive.delete(id)
-    })
-    return run
-  }
-
-  private paths(id: string): SessionPaths {
-    return sessionPaths(this.directory, id)
-  }
-
-  private get logger() {
-    return this.root.logger('session-jsonl')
+    return this.files.fileOf(id)
   }
 }
 
@@ -565,69 +156,7 @@ export namespace JsonlSessionPersistence {
   export interface Config {
     /** Where session files live; a leading `~` is the home directory. */
     directory: string
-    /** How long appended events may wait in memory before they are written (default 100). */
+    /** How long appended events may wait in memory before they are written, in ms (default 100). */
     flushIntervalMs?: number
   }
-}
-
-function continues(handover: Handover, session: Session | undefined, firstSeq: number): boolean {
-  if (session) {
-    const last = session.events[handover.count - 1]
-    return last !== undefined && last.type === handover.lastType && last.time === handover.lastTime
-  }
-  return firstSeq === handover.count
-}
-
-function eventProblem(event: AnySessionEvent, seq: number): string | undefined {
-  if (typeof event !== 'object' || event === null) return 'an event is not an object'
-  if (event.seq !== seq) return `expected seq ${seq}, got ${String(event.seq)} (appends must continue the log without gaps)`
-  if (typeof event.type !== 'string' || event.type.length === 0) return `event ${seq} has no type`
-  if (typeof event.time !== 'number' || !Number.isFinite(event.time)) return `event ${seq} has no finite time`
-  if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) return `event ${seq} has no object data`
-  if (event.type === 'session/meta' && (event.data as Meta).version > FORMAT_VERSION) {
-    return `event ${seq} is a session/meta of format version ${(event.data as Meta).version}, newer than ${FORMAT_VERSION}`
-  }
-  return undefined
-}
-
-function infoOf(id: string, meta: Meta, updatedAt: number): PersistedSessionInfo {
-  const info: PersistedSessionInfo = { id: id as SessionId, createdAt: meta.createdAt, updatedAt }
-  if (meta.cwd !== undefined) info.cwd = meta.cwd
-  if (meta.parentSession !== undefined) info.parentSession = meta.parentSession
-  return info
-}
-
-function statOrUndefined(path: string, directory = false): { size: number } | undefined {
-  try {
-    const stats = statSync(path)
-    return (directory ? stats.isDirectory() : stats.isFile()) ? stats : undefined
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw error
-  }
-}
-
-async function truncateDurably(path: string, size: number): Promise<void> {
-  const handle = await open(path, 'r+')
-  try {
-    await handle.truncate(size)
-    await handle.datasync()
-  } finally {
-    await handle.close()
-  }
-}
-
-function liveError(id: string): JsonlPersistenceError {
-  return new JsonlPersistenceError(
-    'SESSION_LOCKED',
-    `Session "${id}" is already being written in this process (a live session with this id, or a writer still closing). Dispose it, or wait for its disposal, before opening it again.`,
-  )
-}
-
-function existsError(id: string, file: string): JsonlPersistenceError {
-  return new JsonlPersistenceError(
-    'SESSION_EXISTS',
-    `A session file for "${id}" already exists (${file}); writing a new log into it would corrupt it. Resume it (load it first), delete it, or pick another id.`,
-    { file },
-  )
 }

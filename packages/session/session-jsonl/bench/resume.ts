@@ -1,0 +1,82 @@
+/**
+ * Resume budget of the JSONL backend (spec §13, R-PERF-2): write a session of
+ * N events (default 1,000,000, mostly `assistant/chunk` inside steps) through
+ * `append` + `flush` (fsync at every turn end, as the loop's checkpoint does),
+ * then load it back in a fresh process and report time and peak RSS.
+ *
+ *   npx tsx packages/session/session-jsonl/bench/resume.ts [events] [--keep <dir>]
+ *
+ * The phases (`resume-phases.ts`) are bundled with tsup and run by plain
+ * `node`, each in its own process, so the figures are those of built code
+ * (no TypeScript loader in memory) and the load's peak RSS
+ * (`process.resourceUsage().maxRSS`) is the load's alone.
+ * Budget: load ≤ 3 s and ≤ 300 MB peak RSS, with no whole-file string.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'tsup'
+import type { PhaseReport } from './resume-phases.ts'
+
+const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url))
+
+async function bundlePhases(outDir: string): Promise<string> {
+  await build({
+    entry: { phases: fileURLToPath(new URL('./resume-phases.ts', import.meta.url)) },
+    outDir,
+    format: ['esm'],
+    platform: 'node',
+    target: 'node20',
+    noExternal: [/.*/],
+    splitting: false,
+    sourcemap: false,
+    dts: false,
+    silent: true,
+    config: false,
+    outExtension: () => ({ js: '.mjs' }),
+    esbuildOptions(options) {
+      // Resolve the workspace packages to their sources, as the tests do.
+      options.conditions = ['source']
+    },
+  })
+  return join(outDir, 'phases.mjs')
+}
+
+async function main() {
+  const args = process.argv.slice(2)
+  const keepIndex = args.indexOf('--keep')
+  const keep = keepIndex >= 0 ? args.splice(keepIndex, 2)[1] : undefined
+  const total = Number(args[0] ?? 1_000_000)
+  const work = mkdtempSync(join(tmpdir(), 'dsh-jsonl-bench-'))
+  const bundleOnly = args[0] === '--bundle'
+  if (bundleOnly) {
+    // Leaves the phases bundle in place and prints its path (for profiling a phase by hand).
+    console.log(await bundlePhases(join(work, 'bundle')))
+    return
+  }
+  const directory = keep ?? join(work, 'sessions')
+  try {
+    const phases = await bundlePhases(join(work, 'bundle'))
+    const run = (...phaseArgs: string[]) =>
+      JSON.parse(execFileSync(process.execPath, [phases, ...phaseArgs], { cwd: repoRoot, encoding: 'utf8' })) as PhaseReport
+    const write = run('write', directory, String(total))
+    const load = run('load', directory)
+    const perSecond = (report: PhaseReport) => Math.round(report.events / (report.ms / 1000)).toLocaleString('en-US')
+    console.log(`dsh-session-jsonl resume bench: ${write.events.toLocaleString('en-US')} events, node ${process.version}, ${process.platform}`)
+    console.log(
+      `write: ${write.ms.toFixed(0)} ms, ${perSecond(write)} events/s, ${write.flushes} flushes (fsync each), ` +
+        `${((write.bytes ?? 0) / 1e6).toFixed(1)} MB file, peak RSS ${write.maxRssMb.toFixed(0)} MB`,
+    )
+    console.log(
+      `load:  ${load.ms.toFixed(0)} ms, ${perSecond(load)} events/s, peak RSS ${load.maxRssMb.toFixed(0)} MB ` +
+        `(${load.baselineRssMb!.toFixed(0)} MB before the load; budget 3000 ms, 300 MB), ${load.warnings} warnings, ${load.repairs} repairs`,
+    )
+    if (load.events !== write.events) throw new Error(`loaded ${load.events} events, wrote ${write.events}`)
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+await main()
