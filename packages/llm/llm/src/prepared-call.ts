@@ -1,6 +1,6 @@
 import { subjectFilter } from '@deepseek-ai/dsh-scope'
 import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
-import type { Context } from './cordis'
+import type { EventsService } from './cordis'
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
 import { DONE, ProtocolStream } from './protocol-stream'
@@ -22,8 +22,8 @@ export class BoundCall implements PreparedCall {
   readonly hasAdapter: boolean
 
   constructor(
-    /** Dispatches `llm/stream`; the service's own context, not a caller's. */
-    private readonly events: Context,
+    /** Dispatches `llm/stream`: the service's own events, not a caller's context. */
+    private readonly events: EventsService,
     private readonly registration: AdapterRegistration | undefined,
     readonly config: EffectiveConfig,
     readonly model: ModelInfo | undefined,
@@ -64,7 +64,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
   private closed = false
 
   constructor(
-    private readonly events: Context,
+    private readonly events: EventsService,
     private readonly registration: AdapterRegistration | undefined,
     private readonly config: EffectiveConfig,
     private readonly model: ModelInfo | undefined,
@@ -124,12 +124,13 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
       hasAdapter: registration !== undefined,
     })
     const inner = () => adapterStream
-    const result = options.sessionId === undefined
+    // `EventsService.waterfall` is untyped; the `llm/stream` declaration types the listeners.
+    const result: unknown = options.sessionId === undefined
       ? this.events.waterfall('llm/stream', call, inner)
       : this.events.waterfall(subjectFilter(options.sessionId), 'llm/stream', call, inner)
     // No listener wrapped the stream: the adapter guard already holds it to the protocol.
     if (result === adapterStream) return adapterStream
-    if (result === null || typeof result !== 'object' || typeof result[Symbol.asyncIterator] !== 'function') {
+    if (!isAsyncIterable(result)) {
       throw new LlmError({
         code: 'MALFORMED_STREAM',
         message: `an llm/stream listener returned ${result === null ? 'null' : typeof result} instead of an AsyncIterable for ${route}`,
@@ -137,4 +138,8 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
     }
     return new ProtocolStream({ route, signal, open: () => result }, false)
   }
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<StreamChunk> {
+  return value !== null && typeof value === 'object' && typeof (value as AsyncIterable<StreamChunk>)[Symbol.asyncIterator] === 'function'
 }

@@ -2,7 +2,7 @@ import { ScopedRegistry } from '@deepseek-ai/dsh-scope'
 import Schema from 'schemastery'
 import type { GenerateOptions, LlmAdapter, LlmCallConfig, LlmRequest, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import { checkCallConfig, effectiveConfig } from './call-config'
-import { Context, Service } from './cordis'
+import { Context, Service, symbols, type EventsService } from './cordis'
 import { LlmError, toLlmFailure } from './failure'
 import {
   forgetLoopRequests,
@@ -23,22 +23,48 @@ declare module 'cordis' {
   }
 }
 
+/** What the service's methods work on; kept off the traced service object (see `LlmService`). */
+interface LlmCore {
+  /** The service's own events: `llm/stream` is dispatched here, whoever calls. */
+  readonly events: EventsService
+  readonly adapters: ScopedRegistry<AdapterRegistration>
+}
+
+const kCore = Symbol('dsh-llm.core')
+
+/**
+ * The events service behind a context, without Cordis' tracing proxy: a
+ * dispatch through `ctx.waterfall` costs microseconds of proxy work per call,
+ * the service itself well under one.
+ */
+function rawEvents(ctx: Context): EventsService {
+  const events = ctx.events as EventsService & { [key: symbol]: unknown }
+  return (events[symbols.original] as EventsService | undefined) ?? events
+}
+
 /**
  * `ctx.llm`: the model seam. Adapters register per provider name; a call is
  * prepared once (adapter registration, model capabilities, effective config)
  * and dispatched through the `llm/stream` waterfall to the registration it
  * captured.
+ *
+ * Cordis wraps a service in a tracing proxy so that `this.ctx` is the
+ * caller's context; every property read through that proxy costs a few
+ * microseconds. The methods therefore read their state through one symbol
+ * (which the proxy passes straight through), and the service opts out of
+ * per-call method shadowing: model calls are a hot path.
  */
 export class LlmService extends Service {
   static readonly Config: Schema<LlmService.Config> = Schema.object({})
 
-  /** The service's own context: dispatches `llm/stream` whoever calls. */
-  private readonly root: Context
-  private readonly adapters = new ScopedRegistry<AdapterRegistration>()
+  private readonly [kCore]: LlmCore
 
   constructor(ctx: Context, _config: LlmService.Config = {}) {
     super(ctx, 'llm')
-    this.root = ctx
+    this[kCore] = { events: rawEvents(ctx), adapters: new ScopedRegistry<AdapterRegistration>() }
+    // `this.ctx` stays the caller's context without the shadow; this service
+    // reads no other service through it.
+    ;(this as unknown as { [key: symbol]: { noShadow?: boolean } })[Service.tracker]!.noShadow = true
   }
 
   /**
@@ -61,8 +87,9 @@ export class LlmService extends Service {
     }
     const names = [...new Set(providers)]
     const registration: AdapterRegistration = Object.freeze({ providers: Object.freeze(names), adapter })
+    const { adapters } = this[kCore]
     const dispose = this.ctx.effect(() => {
-      const removes = names.map((name) => this.adapters.add(name, registration))
+      const removes = names.map((name) => adapters.add(name, registration))
       return () => {
         for (const remove of removes) remove()
       }
@@ -72,7 +99,7 @@ export class LlmService extends Service {
 
   /** The provider names that currently have an adapter, sorted. */
   providers(): string[] {
-    return this.adapters.keys()
+    return this[kCore].adapters.keys()
   }
 
   /**
@@ -86,7 +113,7 @@ export class LlmService extends Service {
    * `llm/stream` listener can take it over (R-LLM-3).
    */
   prepareCall(config: LlmCallConfig, signal?: AbortSignal): Promise<PreparedCall> {
-    return prepare(this.root, this.adapters, config, signal)
+    return prepare(this[kCore], config, signal)
   }
 
   /**
@@ -96,7 +123,7 @@ export class LlmService extends Service {
    * `options` are validated like `prepareCall`'s.
    */
   stream(options: GenerateOptions): AsyncIterableIterator<StreamChunk> {
-    return new OneShotStream(this.root, this.adapters, options)
+    return new OneShotStream(this[kCore], options)
   }
 
   /** See `markLoopRequest`. */
@@ -129,23 +156,18 @@ function abortedBeforeDispatch(signal: AbortSignal, route: string): LlmError {
   return new LlmError({ code: 'ABORTED', message: `preparing the model call to ${route} was aborted` }, { cause: signal.reason })
 }
 
-async function prepare(
-  events: Context,
-  adapters: ScopedRegistry<AdapterRegistration>,
-  config: LlmCallConfig,
-  signal: AbortSignal | undefined,
-): Promise<PreparedCall> {
+async function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | undefined): Promise<PreparedCall> {
   checkCallConfig(config)
   const route = `${config.provider}/${config.model}`
   if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
   // Resolved exactly once: everything below, and the dispatch, use this registration.
-  const registration = adapters.get(config.provider)
+  const registration = core.adapters.get(config.provider)
   let info: ModelInfo | undefined
   if (registration?.adapter.resolveModel) {
     info = await resolveModel(registration.adapter, config.model, signal, route)
     if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
   }
-  return new BoundCall(events, registration, effectiveConfig(config, info), info)
+  return new BoundCall(core.events, registration, effectiveConfig(config, info), info)
 }
 
 async function resolveModel(adapter: LlmAdapter, model: string, signal: AbortSignal | undefined, route: string): Promise<ModelInfo> {
@@ -189,8 +211,7 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
   private state: 'idle' | 'preparing' | 'closed' = 'idle'
 
   constructor(
-    private readonly events: Context,
-    private readonly adapters: ScopedRegistry<AdapterRegistration>,
+    private readonly core: LlmCore,
     private readonly options: GenerateOptions,
   ) {}
 
@@ -219,7 +240,7 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
         throw new LlmError({ code: 'INVALID_CONFIG', message: 'ctx.llm.stream: options must be an object with provider, model and messages' })
       }
       const { provider, model, reasoningEffort, maxTokens, temperature } = options
-      call = await prepare(this.events, this.adapters, { provider, model, reasoningEffort, maxTokens, temperature }, options.signal)
+      call = await prepare(this.core, { provider, model, reasoningEffort, maxTokens, temperature }, options.signal)
       // The consumer may have called return() while the call was being prepared.
       if (this.isClosed()) return DONE
       const { system, tools, messages, signal, sessionId } = options

@@ -262,3 +262,16 @@ describe('config', () => {
     expect(root.llm).toBeInstanceOf(LlmService)
   })
 })
+
+describe('isFromRoute', () => {
+  it('is true only for a message the same provider/model produced', async () => {
+    const { createAssistantMessage, createUserMessage, isFromRoute } = await import('@deepseek-ai/dsh-llm')
+    const fromA = createAssistantMessage('x', { source: { kind: 'model', provider: 'p', model: 'a' } })
+    expect([
+      isFromRoute(fromA, 'p', 'a'),
+      isFromRoute(fromA, 'p', 'b'),
+      isFromRoute(fromA, 'q', 'a'),
+      isFromRoute(createUserMessage('x'), 'p', 'a'),
+    ]).toEqual([true, false, false, false])
+  })
+})
