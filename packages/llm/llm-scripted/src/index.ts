@@ -1,1 +1,11 @@
-export {}
+export { ScriptedModel } from './scripted-model'
+export type { ScriptedModelOptions } from './scripted-model'
+export { ControlledCall } from './controlled-call'
+export type { CloseReason } from './controlled-call'
+export { ScriptError, checkScript } from './script'
+export type { Responder, ScriptReply, ScriptToolCall, ScriptTurn } from './script'
+export { demoResponder } from './demo-responder'
+export type { Plan } from './plan'
+export { Config, ScriptedPlugin } from './plugin'
+export type { ScriptedConfig, ScriptedModelInfo } from './plugin'
+export { ScriptedPlugin as default } from './plugin'

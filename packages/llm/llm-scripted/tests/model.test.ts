@@ -1,0 +1,159 @@
+import { Context } from 'cordis'
+import { describe, expect, it } from 'vitest'
+import LlmService, { assemble, createUserMessage, type LlmRequest, type Message } from '@deepseek-ai/dsh-llm'
+import ScriptedPlugin, { Config, ScriptedModel } from '@deepseek-ai/dsh-llm-scripted'
+import { collect, mounted, options, stop } from './helpers'
+
+describe('recording', () => {
+  it('records a copy of every request at receipt: a history that grows later does not change it', async () => {
+    const model = new ScriptedModel({ script: ['a', 'b'] })
+    const root = await mounted(model)
+    const history: Message[] = [createUserMessage('one')]
+    const tools = [{ name: 'list_dir', description: 'List a directory', parameters: { type: 'object' } }]
+    const call = await root.llm.prepareCall({ provider: 'scripted', model: 'demo', maxTokens: 50, temperature: 0.5 })
+    await collect(call.stream({ system: 'sys', tools, messages: history, sessionId: 's1' as never }))
+    history.push(createUserMessage('two'))
+    await collect(call.stream({ system: 'sys', tools, messages: history }))
+    expect(model.requests).toEqual([
+      { provider: 'scripted', model: 'demo', system: 'sys', tools, messages: [history[0]], maxTokens: 50, temperature: 0.5, sessionId: 's1' },
+      { provider: 'scripted', model: 'demo', system: 'sys', tools, messages: history, maxTokens: 50, temperature: 0.5 },
+    ])
+    expect(model.requests[0]!.messages).not.toBe(history)
+    expect(model.calls).toBe(2)
+  })
+
+  it('records the effective reasoning effort the call was prepared with', async () => {
+    const model = new ScriptedModel({ script: ['a'], models: [{ id: 'thinker', reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'low' }] })
+    const root = await mounted(model)
+    await collect(root.llm.stream({ provider: 'scripted', model: 'thinker', messages: [] }))
+    expect(model.requests.map((r) => r.reasoningEffort)).toEqual(['low'])
+  })
+
+  it('can be switched off', async () => {
+    const model = new ScriptedModel({ script: ['a'], record: false })
+    await collect(model.stream(options()))
+    expect({ requests: model.requests, calls: model.calls }).toEqual({ requests: [], calls: 1 })
+  })
+})
+
+describe('resolveModel', () => {
+  it('reports configured models and a model with no reasoning efforts otherwise', () => {
+    const model = new ScriptedModel({ models: [{ id: 'thinker', reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'high', contextWindow: 1000 }] })
+    expect([model.resolveModel('thinker'), model.resolveModel('other')]).toEqual([
+      { id: 'thinker', reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'high', contextWindow: 1000 },
+      { id: 'other' },
+    ])
+  })
+
+  it('lets ctx.llm validate efforts against them', async () => {
+    const model = new ScriptedModel({ models: [{ id: 'thinker', reasoningEfforts: ['low'] }] })
+    const root = await mounted(model)
+    await expect(root.llm.prepareCall({ provider: 'scripted', model: 'plain', reasoningEffort: 'low' })).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
+    await expect(root.llm.prepareCall({ provider: 'scripted', model: 'thinker', reasoningEffort: 'low' })).resolves.toMatchObject({ config: { reasoningEffort: 'low' } })
+  })
+})
+
+describe('programmable mode', () => {
+  it('asks the responder with the live request and the call index', async () => {
+    const seen: Array<[LlmRequest, number]> = []
+    const model = new ScriptedModel({
+      respond: (request, index) => {
+        seen.push([request, index])
+        return index === 0 ? 'first' : Promise.resolve({ text: 'second', finish: 'max-tokens' as const, usage: false as const })
+      },
+      usage: false,
+    })
+    const messages = [createUserMessage('q')]
+    const first = assemble(await collect(model.stream(options(messages))))
+    const second = assemble(await collect(model.stream(options(messages))))
+    expect([first, second]).toEqual([
+      { content: [{ type: 'text', text: 'first' }], finishReason: { kind: 'stop' } },
+      { content: [{ type: 'text', text: 'second' }], finishReason: { kind: 'max-tokens' } },
+    ])
+    expect(seen.map(([request, index]) => [request.messages === messages, index])).toEqual([[true, 0], [true, 1]])
+  })
+
+  it('uses the script first, then the responder', async () => {
+    const model = new ScriptedModel({ script: ['scripted'], respond: () => 'responded', usage: false })
+    const texts = []
+    for (let i = 0; i < 2; i++) texts.push(assemble(await collect(model.stream(options()))).content)
+    expect(texts).toEqual([[{ type: 'text', text: 'scripted' }], [{ type: 'text', text: 'responded' }]])
+  })
+
+  it('a responder that throws or returns a bad reply fails the stream (classified by ctx.llm)', async () => {
+    const model = new ScriptedModel({
+      respond: (_request, index) => {
+        if (index === 0) throw new Error('responder bug')
+        return { text: 'x', answer: 'y' } as never
+      },
+    })
+    const root = await mounted(model)
+    expect(await collect(root.llm.stream(options()))).toEqual([
+      { type: 'finish', reason: { kind: 'error', failure: { code: 'UNKNOWN', message: 'responder bug' } } },
+    ])
+    expect(await collect(root.llm.stream(options()))).toEqual([
+      {
+        type: 'finish',
+        reason: {
+          kind: 'error',
+          failure: { code: 'UNKNOWN', message: "the responder's reply to call #1 has an unknown field \"answer\" (a responder answers one call at a time)" },
+        },
+      },
+    ])
+  })
+})
+
+describe('plugin', () => {
+  it('fills its config defaults', () => {
+    expect(Config({})).toEqual({
+      provider: 'scripted',
+      script: [],
+      demo: false,
+      chunkDelayMs: 0,
+      textChunking: 'word',
+      argumentChunkSize: 8,
+      models: [],
+      record: true,
+      usage: true,
+    })
+  })
+
+  it('registers a scripted model under the configured provider for the life of the plugin', async () => {
+    const root = new Context()
+    await root.plugin(LlmService)
+    const fiber = root.plugin(ScriptedPlugin, { provider: 'offline', script: ['hi there'], usage: false, models: [{ id: 'm', reasoningEfforts: ['low'] }] })
+    await fiber
+    expect(root.llm.providers()).toEqual(['offline'])
+    expect(await collect(root.llm.stream({ provider: 'offline', model: 'm', reasoningEffort: 'low', messages: [] }))).toEqual([
+      { type: 'text-delta', index: 0, text: 'hi' },
+      { type: 'text-delta', index: 0, text: ' there' },
+      stop,
+    ])
+    await fiber.dispose()
+    expect(root.llm.providers()).toEqual([])
+  })
+
+  it('fails to start with INVALID_SCRIPT for a bad script, and registers nothing', async () => {
+    const root = new Context()
+    await root.plugin(LlmService)
+    const fiber = root.plugin(ScriptedPlugin, { script: [{ txt: 'typo' } as never] })
+    await expect(fiber).rejects.toMatchObject({ code: 'INVALID_SCRIPT', message: 'script[0] has an unknown field "txt"' })
+    expect(root.llm.providers()).toEqual([])
+  })
+
+  it('refuses a bad config value', async () => {
+    expect(() => Config({ chunkDelayMs: -5 })).toThrow()
+    expect(() => Config({ textChunking: 'line' as never })).toThrow()
+  })
+
+  it('answers with the demo responder when demo is on', async () => {
+    const root = new Context()
+    await root.plugin(LlmService)
+    await root.plugin(ScriptedPlugin, { demo: true })
+    const reply = assemble(await collect(root.llm.stream({ provider: 'scripted', model: 'demo', messages: [createUserMessage('hello')] })))
+    expect(reply.finishReason).toEqual({ kind: 'stop' })
+    expect(reply.content).toEqual([
+      { type: 'text', text: 'I am the offline demo model (no network, no API key). You said: "hello". Ask me about the files in this workspace and I will look with the tools.' },
+    ])
+  })
+})
