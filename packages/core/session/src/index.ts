@@ -1,4 +1,10 @@
-export { SessionId } from './types'
+import './events'
+import { SessionStore } from './store'
+
+export default SessionStore
+export { SessionStore }
+export type { PrepareOptions } from './store'
+export { SESSION_FORMAT_VERSION, SessionId } from './types'
 export type {
   AnySessionEvent,
   ContextRecord,
@@ -15,4 +21,13 @@ export type {
   TurnTriggerMap,
 } from './types'
 export type { Session, SessionPosition } from './session'
+export { SessionError } from './errors'
+export type { SessionErrorCode, SessionErrorCodeMap, SessionErrorDetails } from './errors'
+export type { SessionProjection, SessionProjector } from './projection'
+export type { EventTypeInfo, EventTypeOptions } from './event-types'
+export { INTERRUPTED_RESULT_TEXT, repairSession } from './repair'
+export type { SessionRepairPlan } from './repair'
+export { MemorySessionPersistence } from './memory-persistence'
+export { memoryPersistence } from './memory-persistence-plugin'
+export type { MemoryPersistenceConfig } from './memory-persistence-plugin'
 export type { LoadedSession, PersistedSessionInfo, SessionPersistence, SessionRepair } from './persistence'

@@ -30,6 +30,15 @@ export interface Session {
   readonly meta: SessionEventMap['session/meta']
   readonly events: readonly AnySessionEvent[]
   readonly position: SessionPosition
+  /**
+   * How many leading events came from `prepare({ events })`, i.e. were
+   * already held by a persistence backend when the session was loaded; `0`
+   * for a fresh or forked session. A write-behind backend writes a session
+   * from here on: on `session/created` and on every `session/event` it writes
+   * every event it has not written yet, so it never misses the prefix that
+   * was appended before the session was announced.
+   */
+  readonly loadedLength: number
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K>
   /**
    * The message history derived from the log by the projection rules

@@ -148,10 +148,21 @@ export interface SessionEvent<K extends SessionEventType = SessionEventType> {
   /** `Date.now()` at append. */
   readonly time: number
   readonly data: SessionEventMap[K]
+  /**
+   * `true` on events of a type registered `ignorable`
+   * (`ctx.sessions.registerType(type, { ignorable: true })`); absent
+   * otherwise. Persistence backends store it with the event, so a later load
+   * that does not know the type accepts the event as log-only instead of
+   * refusing the session (R-PER-4).
+   */
+  readonly ignorable?: true
 }
 
 /** A union over every event type, for `switch (event.type)` narrowing. */
 export type AnySessionEvent = { [K in SessionEventType]: SessionEvent<K> }[SessionEventType]
+
+/** The `version` a fresh session writes into its `session/meta`; it gates format changes (R-PER-4). */
+export const SESSION_FORMAT_VERSION = 1
 
 /** The session meta of a fresh session, as `create()` receives it. */
 export interface SessionMetaInput {

@@ -1,0 +1,61 @@
+import type { SessionEventType } from './types'
+
+/**
+ * The event types dsh-session defines itself, as small integers so that the
+ * hot path switches on a number rather than comparing strings.
+ */
+export enum Kind {
+  Meta,
+  TurnStart,
+  TurnEnd,
+  StepStart,
+  StepEnd,
+  UserMessage,
+  SteeringMessage,
+  AssistantChunk,
+  AssistantMessage,
+  ToolCall,
+  ToolResult,
+  TodoWrite,
+  RequestHeader,
+  InboxEnqueue,
+  InboxDequeue,
+  InboxDiscard,
+  InboxRequeue,
+}
+
+/** Every built-in type, in the order of `Kind`. */
+export const BUILT_IN_TYPES = [
+  'session/meta',
+  'turn/start',
+  'turn/end',
+  'step/start',
+  'step/end',
+  'user/message',
+  'steering/message',
+  'assistant/chunk',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'todo/write',
+  'request/header',
+  'inbox/enqueue',
+  'inbox/dequeue',
+  'inbox/discard',
+  'inbox/requeue',
+] as const satisfies readonly SessionEventType[]
+
+export type BuiltInType = (typeof BUILT_IN_TYPES)[number]
+
+const kinds: Record<string, Kind | undefined> = Object.create(null)
+BUILT_IN_TYPES.forEach((type, kind) => (kinds[type] = kind))
+
+/** The kind of a built-in type, or `undefined` for any other string. */
+export function builtInKind(type: string): Kind | undefined {
+  return kinds[type]
+}
+
+/** Whether `type` is one of dsh-session's own event types. */
+export function isBuiltInType(type: string): type is BuiltInType {
+  return kinds[type] !== undefined
+}

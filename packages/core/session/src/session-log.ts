@@ -1,0 +1,246 @@
+import type { Message } from '@deepseek-ai/dsh-llm'
+import { subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { builtInKind, BUILT_IN_TYPES, Kind } from './built-in-types'
+import type { ContainedEmitter } from './contained-dispatch'
+import type { Context, Logger } from './cordis'
+import { SessionError } from './errors'
+import type { EventTypes, RegisteredType } from './event-types'
+import { messageProblem, shapeProblem } from './event-shapes'
+import { LogStructure } from './log-structure'
+import { formatPath, type JsonGuard } from './lossless-json'
+import { DerivedHistory, type SessionProjection } from './projection'
+import type { Session, SessionPosition } from './session'
+import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
+
+/** What every session of one store shares. */
+export interface SessionHome {
+  /** The store's own context. */
+  readonly ctx: Context
+  /** Dispatches `session/event` (see `ContainedEmitter`). */
+  readonly emitter: ContainedEmitter
+  readonly types: EventTypes
+  readonly logger: Logger
+  /** Validates and freezes event data (one per store; appends are not reentrant there). */
+  readonly json: JsonGuard
+}
+
+/** Where a session is in its life: built privately, published in the store, or detached. */
+export type SessionStage = 'private' | 'live' | 'detached'
+
+const noMessages: readonly Message[] = []
+
+/**
+ * The `Session` implementation. Package-internal: sessions are built by the
+ * store (`prepare`, `create`, `fork`) and published by `enter`.
+ *
+ * One append is: validate lossless JSON → check the data's shape and the log's
+ * structure → deep-freeze → project → commit (push, advance the structure,
+ * extend the history) → publish `session/event` when the session is live.
+ * Everything before the commit may throw and leaves the log unchanged.
+ */
+export class SessionLog implements Session {
+  readonly events: AnySessionEvent[] = []
+  loadedLength = 0
+  stage: SessionStage = 'private'
+  /** Set while `session/created` is being dispatched for this session. */
+  announcing = false
+  /** The filter every dispatch about this session uses, built once. */
+  readonly filter: SubjectFilter
+
+  private readonly structure = new LogStructure()
+  private readonly history = new DerivedHistory()
+  private projecting = false
+  private publishing = false
+  private readonly backlog: AnySessionEvent[] = []
+  private readonly onListenerError: (error: unknown) => void
+
+  constructor(
+    readonly id: SessionId,
+    readonly home: SessionHome,
+  ) {
+    this.filter = subjectFilter(id)
+    this.onListenerError = (error) => {
+      home.logger.warn('a session/event listener failed (session %s): %s', id, describeError(error))
+    }
+  }
+
+  get meta(): SessionEventMap['session/meta'] {
+    return (this.events[0] as SessionEvent<'session/meta'>).data
+  }
+
+  get position(): SessionPosition {
+    return this.structure.position
+  }
+
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    if (this.stage === 'detached') {
+      throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
+    }
+    const event = this.admit(type, data, this.events.length, Date.now(), undefined)
+    if (this.stage === 'live') this.publish(event)
+    return event as SessionEvent<K>
+  }
+
+  deriveMessages(): readonly Message[] {
+    return this.history.messages
+  }
+
+  /**
+   * Validates, freezes, projects and commits one event at `seq` (always the
+   * current length). `loadedIgnorable` is `undefined` for a live append, and
+   * the event's persisted mark for a replayed one.
+   */
+  admit(type: string, data: unknown, seq: number, time: number, loadedIgnorable: boolean | undefined): AnySessionEvent {
+    if (this.projecting) {
+      throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
+    }
+    if (typeof type !== 'string') throw new SessionError('INVALID_EVENT', `an event type must be a string, got ${typeof type}`, { seq })
+    const kind = builtInKind(type)
+    let registered: RegisteredType | undefined
+    let canonicalType = type
+    let ignorable = false
+    if (kind !== undefined) {
+      canonicalType = BUILT_IN_TYPES[kind]
+    } else {
+      registered = this.home.types.get(type)
+      if (registered) canonicalType = registered.type
+      ignorable = loadedIgnorable ?? registered?.ignorable ?? false
+      if (!registered && !ignorable) {
+        throw new SessionError(
+          'UNKNOWN_TYPE',
+          `${type} is not a known event type: register it with ctx.sessions.registerType(${JSON.stringify(type)}, …) before appending (or loading) it`,
+          { type, seq },
+        )
+      }
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
+    }
+    const json = this.home.json
+    const problem = json.problem(data)
+    if (problem) {
+      const path = formatPath('data', problem.path)
+      throw new SessionError('INVALID_EVENT', `${type} ${path} ${problem.reason}`, { type, seq, path })
+    }
+    if (kind !== undefined) {
+      const shape = shapeProblem(kind, data)
+      // Shape problems start with the path they are about (`data.turn must be …`).
+      if (shape) throw new SessionError('INVALID_EVENT', `${type}: ${shape}`, { type, seq, path: shape.slice(0, shape.indexOf(' ')) })
+    }
+    this.structure.check(kind, type, data, seq, this.events)
+    json.freezeChecked()
+    const event = (
+      ignorable
+        ? Object.freeze({ type: canonicalType, seq, time, data, ignorable: true as const })
+        : Object.freeze({ type: canonicalType, seq, time, data })
+    ) as AnySessionEvent
+    let projection: SessionProjection | undefined
+    if (kind === undefined) {
+      if (registered?.projector) projection = this.project(registered, event)
+    }
+    // Commit: nothing below throws.
+    this.events.push(event)
+    if (kind !== undefined) {
+      this.structure.apply(kind, data, seq)
+      const message = defaultProjection(kind, data as Record<string, any>)
+      if (message) this.history.add(seq, [message])
+    } else if (projection) {
+      const messages = projection.messages ?? noMessages
+      if (projection.shadow) this.history.replace(projection.shadow.from, projection.shadow.to, messages)
+      else if (messages.length) this.history.add(seq, messages)
+    }
+    return event
+  }
+
+  private project(registered: RegisteredType, event: AnySessionEvent): SessionProjection | undefined {
+    let projection: SessionProjection | undefined | void
+    this.projecting = true
+    try {
+      projection = registered.projector!(event, this)
+    } catch (error) {
+      throw new SessionError('PROJECTION_FAILED', `the projector of ${event.type} threw: ${error instanceof Error ? error.message : String(error)}`, {
+        type: event.type,
+        seq: event.seq,
+        cause: error,
+      })
+    } finally {
+      this.projecting = false
+    }
+    if (projection === undefined || projection === null) return undefined
+    const problem = projectionProblem(this.home.json, projection, event.seq)
+    if (problem) {
+      throw new SessionError('PROJECTION_FAILED', `the projector of ${event.type} returned an invalid projection: ${problem}`, {
+        type: event.type,
+        seq: event.seq,
+      })
+    }
+    this.home.json.freezeChecked()
+    return projection
+  }
+
+  /**
+   * Publishes a committed event. A listener that appends re-enters here; its
+   * event is queued and published once the current one has reached every
+   * listener, so listeners always see events in seq order.
+   */
+  private publish(event: AnySessionEvent): void {
+    if (this.publishing) {
+      this.backlog.push(event)
+      return
+    }
+    this.publishing = true
+    try {
+      this.home.emitter.emit(this.filter, 'session/event', [this, event], this.onListenerError)
+      for (let i = 0; i < this.backlog.length; i++) {
+        this.home.emitter.emit(this.filter, 'session/event', [this, this.backlog[i]], this.onListenerError)
+      }
+    } catch (error) {
+      this.onListenerError(error)
+    } finally {
+      if (this.backlog.length) this.backlog.length = 0
+      this.publishing = false
+    }
+  }
+}
+
+/** The built-in projection (R-SES-3): the four model-visible types; an empty assistant message is log-only. */
+function defaultProjection(kind: Kind, data: Record<string, any>): Message | undefined {
+  switch (kind) {
+    case Kind.UserMessage:
+    case Kind.SteeringMessage:
+    case Kind.ToolResult:
+      return data.message
+    case Kind.AssistantMessage:
+      return data.message.content.length > 0 ? data.message : undefined
+    default:
+      return undefined
+  }
+}
+
+/** Checks a projection; on success, `json` holds its messages ready for `freezeChecked`. */
+function projectionProblem(json: JsonGuard, projection: SessionProjection, seq: number): string | undefined {
+  if (typeof projection !== 'object' || Array.isArray(projection)) return 'a projection must be an object { messages?, shadow? }'
+  const { messages, shadow } = projection
+  if (messages !== undefined) {
+    if (!Array.isArray(messages)) return 'messages must be an array'
+    const problem = json.problem(messages)
+    if (problem) return `${formatPath('messages', problem.path)} ${problem.reason}`
+    for (let i = 0; i < messages.length; i++) {
+      const shape = messageProblem(messages[i], undefined, `messages[${i}]`)
+      if (shape) return shape
+    }
+  }
+  if (shadow !== undefined) {
+    if (shadow === null || typeof shadow !== 'object') return 'shadow must be an object { from, to }'
+    const { from, to } = shadow
+    if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || from > to || to > seq) {
+      return `shadow must satisfy 0 ≤ from ≤ to ≤ ${seq} (the projecting event's seq), got { from: ${from}, to: ${to} }`
+    }
+  }
+  return undefined
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`
+  return String(error)
+}
