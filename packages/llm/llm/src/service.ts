@@ -246,6 +246,7 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
       const { system, tools, messages, signal, sessionId } = options
       this.iterator = call.stream({ system, tools, messages, signal, sessionId })[Symbol.asyncIterator]()
     } catch (error) {
+      if (this.isClosed()) return DONE
       this.state = 'closed'
       const signal = options?.signal
       const failure = toLlmFailure(error, signal)

@@ -465,3 +465,16 @@ describe('one-shot ctx.llm.stream', () => {
     expect(adapter.calls).toEqual([])
   })
 })
+
+describe('one-shot return() during a failing prepare', () => {
+  it('yields nothing once the consumer stopped, even if prepare then fails', async () => {
+    const root = await mountLlm()
+    const gate = deferred<never>()
+    root.llm.registerAdapter(['p'], { stream: fakeAdapter([stop]).stream, resolveModel: () => gate.promise })
+    const stream = root.llm.stream({ provider: 'p', model: 'm', messages: [] })
+    const first = stream.next()
+    await stream.return!()
+    gate.reject(new Error('models endpoint down'))
+    expect(await first).toEqual({ done: true, value: undefined })
+  })
+})
