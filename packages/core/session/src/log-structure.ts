@@ -30,7 +30,8 @@ const initial: SessionPosition = Object.freeze({ lastTurn: 0, lastStep: 0 })
  *   `user/message`s;
  * - a step has at most one `assistant/message` (one model call per step; a
  *   retry opens a new step); its `chunkSeqs` point at this step's
- *   `assistant/chunk` events in increasing order;
+ *   `assistant/chunk` events in increasing order (except in a fork's seed,
+ *   whose events keep the numbering of the log they were copied from);
  * - every tool call of that message gets exactly one `tool/call` and one
  *   `tool/result`, each in model order, the result after its call, all before
  *   `step/end`;
@@ -38,6 +39,8 @@ const initial: SessionPosition = Object.freeze({ lastTurn: 0, lastStep: 0 })
  */
 export class LogStructure {
   position: SessionPosition = initial
+  /** The last seq of a forked session's seed (from `session/meta.seedLength`); 0 when there is none. */
+  private seedEnd = 0
   private trigger: string | undefined
   private stepStartSeq = -1
   private anchored = false
@@ -99,7 +102,8 @@ export class LogStructure {
         if (this.anchored) {
           throw invariant(type, seq, `step ${data.step} of turn ${data.turn} already has its assistant/message (one model call per step; a retry opens a new step)`)
         }
-        this.checkChunkSeqs(type, seq, data.chunkSeqs, events)
+        // Seeded events keep the numbering of the log they were copied from.
+        if (seq > this.seedEnd) this.checkChunkSeqs(type, seq, data.chunkSeqs, events)
         this.staged = callsOf(type, seq, data.message.content)
         return
       case Kind.ToolCall: {
@@ -141,6 +145,9 @@ export class LogStructure {
   /** Records an event that passed `check`. */
   apply(kind: Kind | undefined, data: any, seq: number): void {
     switch (kind) {
+      case Kind.Meta:
+        if (seq === 0 && data.seedLength !== undefined) this.seedEnd = data.seedLength
+        return
       case Kind.TurnStart:
         this.trigger = (data.trigger as TurnTrigger).kind
         this.position = Object.freeze({
