@@ -1,0 +1,383 @@
+import {
+  AgentError,
+  admitInput,
+  agentEvents,
+  resolveAgentInput,
+  withInitiator,
+  type Agent,
+  type AgentCancelCause,
+  type AgentEventEmitter,
+  type AgentInput,
+  type AgentOptions,
+  type AgentStatus,
+  type CancelOptions,
+  type Inbox,
+  type ResolvedAgentInput,
+} from '@deepseek-ai/dsh-agent'
+import { newMessageId, type LlmCallConfig, type MessageId, type ToolSchema } from '@deepseek-ai/dsh-llm'
+import type { Session, SessionId } from '@deepseek-ai/dsh-session'
+import type { Context } from './cordis'
+import { InboxState } from './inbox'
+import { placeInput } from './placement'
+import { runTurn, type HeaderState, type TurnState } from './turn'
+
+/** What an agent needs from the loop that drives it. */
+export interface LoopEnvironment {
+  /** The loop's own context: every `agent/*` checkpoint is dispatched from it, scope-filtered. */
+  readonly home: Context
+  readonly sessions: Context['sessions']
+  readonly llm: Context['llm']
+  readonly tools: Context['tools']
+  readonly systemPrompt: Context['systemPrompt']
+  readonly maxParallelToolCalls: number
+}
+
+interface MaintenanceTask {
+  run: (signal: AbortSignal) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * The concrete agent (package-internal). It owns one session for its whole
+ * life and drives it: admission and the durable inbox, the drain ("pump")
+ * that runs turns one at a time, cancellation, maintenance and teardown. The
+ * turn itself is `runTurn`.
+ */
+export class ReactLoopAgent implements Agent {
+  readonly events: AgentEventEmitter
+  readonly inboxState: InboxState
+  readonly logger: ReturnType<Context['logger']>
+  /** The open turn (between `turn/start` and `turn/end`). */
+  openTurn: TurnState | undefined
+  published = false
+  disposing = false
+
+  private _status: AgentStatus = 'idle'
+  private woken = false
+  private pumping: Promise<void> | undefined
+  private readonly maintenance: MaintenanceTask[] = []
+  private maintenanceController: AbortController | undefined
+  private readonly flushes = new Set<Promise<void>>()
+  private idleWaiters: Array<() => void> = []
+  private terminalWindow = false
+  private header: HeaderState | undefined
+  private headerReason: 'initial' | 'resume' | 'change'
+  /** The effort to restore on this instance's first request, when its route matches the log's. */
+  private restorable: { provider: string; model: string; effort: string } | undefined
+
+  constructor(
+    readonly env: LoopEnvironment,
+    readonly session: Session,
+    readonly ctx: Context,
+    readonly options: Readonly<AgentOptions>,
+    resumed: boolean,
+  ) {
+    this.events = agentEvents(env.home, this)
+    this.inboxState = new InboxState(session, this.events)
+    this.logger = env.home.logger('dsh-agent-loop')
+    this.header = lastHeader(session)
+    this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
+    if (resumed) {
+      this.inboxState.rebuild(session.events)
+      if (this.header?.reasoningEffort) {
+        this.restorable = { provider: this.header.provider, model: this.header.model, effort: this.header.reasoningEffort }
+      }
+    }
+  }
+
+  get id(): SessionId {
+    return this.session.id
+  }
+
+  get inbox(): Inbox {
+    return this.inboxState.projection
+  }
+
+  get status(): AgentStatus {
+    return this._status
+  }
+
+  // ── admission (R-IN) ────────────────────────────────────────────────
+
+  send(input: ResolvedAgentInput): MessageId {
+    this.assertAdmissible()
+    const id = newMessageId()
+    const message = admitInput(input, id)
+    if (message.target === 'next-step' && !message.wakeup) {
+      this.inject1(message.id, message)
+      return id
+    }
+    if (message.target === 'next-step' && this.terminalWindow) {
+      // A terminal stop stays authoritative until its flush: late steering is dropped.
+      this.inboxState.enqueue(message)
+      this.inboxState.discard([message])
+      return id
+    }
+    this.inboxState.enqueue(message)
+    if (message.wakeup) this.wake()
+    return id
+  }
+
+  followup(input: AgentInput): MessageId {
+    return this.send(resolveAgentInput(input, 'next-turn', true))
+  }
+
+  queue(input: AgentInput): MessageId {
+    return this.send(resolveAgentInput(input, 'next-turn', false))
+  }
+
+  steer(input: AgentInput): MessageId {
+    return this.send(resolveAgentInput(input, 'next-step', true))
+  }
+
+  inject(input: AgentInput): MessageId {
+    return this.send(resolveAgentInput(input, 'next-step', false))
+  }
+
+  /**
+   * Appends an injected context (R-IN-7): deferred to the end of the open
+   * step's batch, directly between steps of an open turn, or as a one-shot
+   * `injection` turn (synchronously, then flushed) when no turn is open.
+   */
+  private inject1(id: MessageId, message: { content: ResolvedAgentInput['content']; source: ResolvedAgentInput['source']; placement: ResolvedAgentInput['placement'] }): void {
+    const [placed] = placeInput(id, message.content, message.source, [], message.placement)
+    const turn = this.openTurn
+    if (turn) {
+      if (turn.step?.defersInjections) turn.step.deferred.push(placed!)
+      else this.session.append('user/message', { message: placed!.message })
+      return
+    }
+    const number = this.session.position.lastTurn + 1
+    this.session.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
+    this.session.append('user/message', { message: placed!.message })
+    this.session.append('turn/end', { turn: number, reason: { kind: 'completed' } })
+    this.track(this.env.sessions.flush(this.session))
+  }
+
+  private assertAdmissible(): void {
+    if (this.disposing) throw new AgentError('DISPOSED', `agent ${this.id} is disposed`)
+    if (!this.published) {
+      throw new AgentError('NOT_PUBLISHED', `agent ${this.id} is not published yet: setup must not drive it`)
+    }
+  }
+
+  // ── the drain ─────────────────────────────────────────────────────────
+
+  private wake(): void {
+    this.woken = true
+    this.kick()
+  }
+
+  /** Starts the drain unless it runs already. Called on wakeups and when publication completes. */
+  kick(): void {
+    if (this.pumping || !this.published || this.disposing || !this.hasWork()) return
+    const run = withInitiator(this, () => this.pump())
+    this.pumping = run
+    run.then(() => {
+      if (this.pumping === run) this.pumping = undefined
+      if (this.hasWork()) this.kick()
+      else this.settleIdle()
+    })
+  }
+
+  private hasWork(): boolean {
+    return this.maintenance.length > 0 || this.inboxState.hasSteering || (this.woken && this.inboxState.hasTurnWork)
+  }
+
+  private async pump(): Promise<void> {
+    await null
+    try {
+      while (!this.disposing) {
+        const task = this.maintenance.shift()
+        if (task) {
+          await this.runTask(task)
+          continue
+        }
+        const steering = this.inboxState.hasSteering
+        if (!steering && !(this.woken && this.inboxState.hasTurnWork)) break
+        this.setStatus('running')
+        try {
+          await runTurn(this, steering ? 'steering' : 'prompt')
+        } catch (error) {
+          // runTurn contains every failure; reaching here is a bug in the loop itself.
+          this.logger.error(error)
+        }
+      }
+    } finally {
+      this.woken = false
+      this.setStatus('idle')
+    }
+  }
+
+  private setStatus(status: AgentStatus): void {
+    if (this._status === status) return
+    this._status = status
+    this.events.emit('agent/status', status)
+  }
+
+  private track(flush: Promise<void>): void {
+    const task = flush.catch((error) => this.logger.error(error))
+    this.flushes.add(task)
+    task.then(() => {
+      this.flushes.delete(task)
+      this.settleIdle()
+    })
+  }
+
+  beginTerminalWindow(): void {
+    this.terminalWindow = true
+    this.inboxState.discardSteering()
+  }
+
+  endTerminalWindow(): void {
+    this.terminalWindow = false
+  }
+
+  // ── cancel, idle, maintenance ───────────────────────────────────────
+
+  cancel(cause: AgentCancelCause, options: CancelOptions = {}): void {
+    if (cause === null || typeof cause !== 'object' || !['user', 'parent', 'hook', 'disposed'].includes(cause.kind)) {
+      throw new AgentError('INVALID_INPUT', "cancel() needs a cause: { kind: 'user' | 'parent' | 'hook' | 'disposed' }")
+    }
+    const turn = this.openTurn
+    if (!turn || turn.holder.aborted) return
+    if (cause.kind === 'user' || cause.kind === 'parent') this.events.emit('agent/cancel-requested', cause)
+    if (!options.keepInbox) this.inboxState.discardAll()
+    turn.holder.abort(cause)
+  }
+
+  private isIdle(): boolean {
+    return !this.pumping && !this.openTurn && this.flushes.size === 0 && !this.hasWork()
+  }
+
+  private settleIdle(): void {
+    if (!this.isIdle() && !this.disposing) return
+    const waiters = this.idleWaiters
+    this.idleWaiters = []
+    for (const resolve of waiters) resolve()
+  }
+
+  whenIdle(): Promise<void> {
+    if (!this.published || this.isIdle()) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  runMaintenance<T>(task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (typeof task !== 'function') return Promise.reject(new AgentError('INVALID_INPUT', 'runMaintenance() needs a task function'))
+    try {
+      this.assertAdmissible()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.maintenance.push({ run: task, resolve: resolve as (value: unknown) => void, reject })
+      this.kick()
+    })
+  }
+
+  private async runTask(task: MaintenanceTask): Promise<void> {
+    const controller = new AbortController()
+    this.maintenanceController = controller
+    try {
+      task.resolve(await task.run(controller.signal))
+    } catch (error) {
+      task.reject(error)
+    } finally {
+      this.maintenanceController = undefined
+    }
+  }
+
+  // ── request config and header ─────────────────────────────────────
+
+  /** The per-agent part of each step's call config. */
+  baseConfig(): LlmCallConfig {
+    const { provider, model, reasoningEffort, maxTokens } = this.options
+    const config: LlmCallConfig = {}
+    if (provider !== undefined) config.provider = provider
+    if (model !== undefined) config.model = model
+    if (reasoningEffort !== undefined) config.reasoningEffort = reasoningEffort
+    if (maxTokens !== undefined) config.maxTokens = maxTokens
+    return config
+  }
+
+  /**
+   * R-LOOP-6: a resumed instance restores the logged reasoning effort on its
+   * first request only when that request's route equals the logged route;
+   * either way, the chance is used up by the first request.
+   */
+  restoreEffort(config: LlmCallConfig): LlmCallConfig {
+    const restorable = this.restorable
+    this.restorable = undefined
+    if (!restorable || config.reasoningEffort !== undefined) return config
+    if (config.provider !== restorable.provider || config.model !== restorable.model) return config
+    return { ...config, reasoningEffort: restorable.effort }
+  }
+
+  /** Logs `request/header` when the effective config, system text or tools differ from the last header. */
+  logHeader(config: LlmCallConfig & { provider: string; model: string }, system: string, tools: readonly ToolSchema[]): void {
+    const last = this.header
+    // The system prompt service keeps its tool list identity-stable while nothing changes,
+    // so the serialization is only paid when the list object is new.
+    const toolsJson = last && last.tools === tools ? last.toolsJson : JSON.stringify(tools)
+    if (
+      last &&
+      last.toolsJson === toolsJson &&
+      last.provider === config.provider &&
+      last.model === config.model &&
+      last.reasoningEffort === config.reasoningEffort &&
+      last.system === system
+    ) {
+      last.tools = tools
+      return
+    }
+    this.session.append('request/header', {
+      provider: config.provider,
+      model: config.model,
+      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+      system,
+      tools: tools as ToolSchema[],
+      reason: this.headerReason,
+    })
+    this.headerReason = 'change'
+    this.header = { provider: config.provider, model: config.model, reasoningEffort: config.reasoningEffort, system, tools, toolsJson }
+  }
+
+  // ── teardown ──────────────────────────────────────────────────────
+
+  /**
+   * Stop and drain (R-LIFE-5, first step): refuses new work, discards pending
+   * items, cancels the open turn with cause `disposed` (dispose wins the turn's
+   * classification), aborts maintenance, then waits for the drain, including
+   * work that ignores its signal, and for pending flushes.
+   */
+  async stop(): Promise<void> {
+    this.disposing = true
+    if (this.published) this.inboxState.discardAll()
+    this.openTurn?.holder.abort({ kind: 'disposed' })
+    this.maintenanceController?.abort(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
+    for (const task of this.maintenance.splice(0)) task.reject(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
+    while (this.pumping) await this.pumping
+    while (this.flushes.size) await Promise.all(this.flushes)
+    this.settleIdle()
+  }
+}
+
+/** The last `request/header` of a log, folded for comparison (searched from the end). */
+function lastHeader(session: Session): HeaderState | undefined {
+  const events = session.events
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!
+    if (event.type !== 'request/header') continue
+    const data = event.data
+    return {
+      provider: data.provider,
+      model: data.model,
+      reasoningEffort: data.reasoningEffort,
+      system: data.system,
+      tools: data.tools,
+      toolsJson: JSON.stringify(data.tools),
+    }
+  }
+  return undefined
+}

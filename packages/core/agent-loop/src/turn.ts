@@ -1,0 +1,553 @@
+import {
+  AgentError,
+  type AgentMessage,
+  type ContinuationDecision,
+  type PreStepDecision,
+  type PromptDecision,
+  type RequestErrorDecision,
+} from '@deepseek-ai/dsh-agent'
+import {
+  createAssembler,
+  createAssistantMessage,
+  createUserMessage,
+  contentProblem,
+  toLlmFailure,
+  toolCallsOf,
+  LlmError,
+  type Assembler,
+  type AssistantMessage,
+  type FinishReason,
+  type LlmCallConfig,
+  type LlmFailure,
+  type ToolCallBlock,
+  type TokenUsage,
+  type UserMessage,
+} from '@deepseek-ai/dsh-llm'
+import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
+import { TurnAborted, TurnHolder, checkAborted } from './cancellation'
+import { contextMessages, placeInput, type PlacedMessage } from './placement'
+import type { ReactLoopAgent } from './agent'
+import { ToolBatch } from './tool-batch'
+
+/** One message of a step's proposed batch, with the event type it keeps if entered as is. */
+interface ProposedEntry {
+  readonly placed: PlacedMessage
+  readonly type: 'user/message' | 'steering/message'
+}
+
+/** The batch `agent/pre-step` decides on, and the inbox items it would consume. */
+interface Proposal {
+  readonly entries: readonly ProposedEntry[]
+  readonly steering: readonly AgentMessage[]
+}
+
+const EMPTY_PROPOSAL: Proposal = Object.freeze({ entries: [], steering: [] })
+
+/** How a step went, for the turn to decide what comes next. */
+type StepOutcome =
+  | { kind: 'rejected' }
+  | { kind: 'done'; hadToolCalls: boolean; wroteSteering: boolean }
+  | { kind: 'failed'; error: unknown; failure: LlmFailure }
+
+/**
+ * The open step. `defersInjections` is true from `step/start` until the
+ * step's last tool result: an `inject()` in that window waits for the end of
+ * the batch, so the history never shows the model a message it had not seen
+ * when it answered.
+ */
+export class StepState {
+  defersInjections = true
+  readonly deferred: PlacedMessage[] = []
+  assembler: Assembler | undefined
+  readonly chunkSeqs: number[] = []
+  anchored = false
+  calls: readonly ToolCallBlock[] = []
+  /** The route that answers this step, once the call is prepared. */
+  source: { kind: 'model'; provider: string; model: string } | undefined
+  batch: ToolBatch | undefined
+  resultsDone = false
+  wroteSteering = false
+
+  constructor(
+    readonly turn: number,
+    readonly step: number,
+  ) {}
+}
+
+/** The open turn. */
+export class TurnState {
+  readonly holder = new TurnHolder()
+  step: StepState | undefined
+  /** The decided end, when the turn ends other than by cancel or failure. */
+  end: TurnEndReason | undefined
+  /** A terminal continuation stop: authoritative through close and flush. */
+  terminal: string | undefined
+  failure: { error: unknown; step: number | undefined } | undefined
+  /** Consecutive provider failures of this turn (cleared by a success). */
+  readonly priorFailures: LlmFailure[] = []
+
+  constructor(
+    readonly turn: number,
+    readonly trigger: TurnTrigger,
+  ) {}
+}
+
+/** The last request header written to the log, folded. */
+export interface HeaderState {
+  provider: string
+  model: string
+  reasoningEffort?: string
+  system: string
+  tools: readonly unknown[]
+  toolsJson: string
+}
+
+/**
+ * Runs one turn of `agent` to its close (R-LOOP-1…5). Never throws: a failure
+ * ends the turn (`turn/end{error}`, `agent/error`), never the loop.
+ */
+export async function runTurn(agent: ReactLoopAgent, trigger: 'prompt' | 'steering'): Promise<void> {
+  const session = agent.session
+  const turn = session.position.lastTurn + 1
+  // Claim and open in one synchronous step, so a cancel never falls between them.
+  const item = trigger === 'prompt' ? agent.inboxState.claimTurn() : undefined
+  if (trigger === 'prompt' && !item) return
+  const state = new TurnState(turn, { kind: trigger })
+  session.append('turn/start', { turn, trigger: state.trigger })
+  agent.openTurn = state
+  try {
+    await driveTurn(agent, state, item)
+  } catch (error) {
+    if (!(error instanceof TurnAborted) && !state.holder.aborted) {
+      state.failure = { error, step: state.step?.step }
+    }
+  }
+  await closeTurn(agent, state)
+}
+
+async function driveTurn(agent: ReactLoopAgent, state: TurnState, item: AgentMessage | undefined): Promise<void> {
+  const { holder } = state
+  let proposal: Proposal
+  if (item) {
+    const decision = await promptPolicy(agent, state, item)
+    checkAborted(holder)
+    if (decision.kind === 'block') {
+      state.end = { kind: 'blocked' }
+      return
+    }
+    proposal = {
+      entries: placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement).map((placed) => ({
+        placed,
+        type: 'user/message' as const,
+      })),
+      steering: [],
+    }
+  } else {
+    proposal = proposeSteering(agent)
+  }
+
+  for (let step = 1; ; step++) {
+    const outcome = await runStep(agent, state, step, proposal)
+    checkAborted(holder)
+    if (outcome.kind === 'rejected') {
+      state.end = { kind: 'stopped', by: 'pre-step' }
+      return
+    }
+    if (outcome.kind === 'failed') {
+      const decision = await recover(agent, state, step, outcome)
+      checkAborted(holder)
+      if (decision?.kind === 'retry') {
+        state.priorFailures.push(outcome.failure)
+        proposal = proposeSteering(agent)
+        continue
+      }
+      state.failure = { error: outcome.error, step }
+      state.end = { kind: 'error', failure: outcome.failure }
+      return
+    }
+    state.priorFailures.length = 0
+
+    const fallback: ContinuationDecision =
+      outcome.hadToolCalls || outcome.wroteSteering || agent.inboxState.hasSteering
+        ? { kind: 'continue' }
+        : { kind: 'stop', by: 'default' }
+    const decision = await continuation(agent, state, fallback)
+    checkAborted(holder)
+    if (decision.kind === 'continue') {
+      proposal = proposeSteering(agent, decision.reason)
+      continue
+    }
+    if (decision.terminal) {
+      state.terminal = decision.by
+      agent.beginTerminalWindow()
+      state.end = { kind: 'stopped', by: decision.by }
+      return
+    }
+    await agent.env.home.serial(agent.events.filter, 'agent/turn-stopping', agent, state.turn, holder.signal)
+    checkAborted(holder)
+    if (agent.inboxState.hasSteering) {
+      proposal = proposeSteering(agent)
+      continue
+    }
+    state.end = { kind: 'completed' }
+    return
+  }
+}
+
+/** The prompt policy waterfall for a claimed ordinary item (R-IN-2). */
+async function promptPolicy(agent: ReactLoopAgent, state: TurnState, item: AgentMessage): Promise<PromptDecision> {
+  const allow: PromptDecision = { kind: 'allow', content: item.content, additionalContexts: item.contexts }
+  const decision = await agent.env.home.waterfall(
+    agent.events.filter,
+    'agent/prompt-submit',
+    agent,
+    item.content,
+    item.source,
+    state.holder.signal,
+    async () => allow,
+  )
+  if (decision?.kind === 'block') return decision
+  if (decision?.kind !== 'allow') throw pluginBug('agent/prompt-submit', 'must return { kind: "allow" | "block" }')
+  const problem = contentProblem(decision.content, 'agent/prompt-submit content')
+  if (problem) throw pluginBug('agent/prompt-submit', problem)
+  if (!Array.isArray(decision.additionalContexts)) throw pluginBug('agent/prompt-submit', 'additionalContexts must be an array')
+  return decision
+}
+
+/** The pending steering as the next step's proposed batch (not yet claimed). */
+function proposeSteering(agent: ReactLoopAgent, reason?: string): Proposal {
+  const steering = agent.inboxState.nextStep.slice()
+  const entries: ProposedEntry[] = []
+  for (const message of steering) {
+    for (const placed of placeInput(message.id, message.content, message.source, message.contexts, message.placement)) {
+      entries.push({ placed, type: 'steering/message' })
+    }
+  }
+  if (reason) {
+    entries.push({
+      placed: { message: createUserMessage(reason, { source: { kind: 'plugin', plugin: 'turn-continuation' } }) },
+      type: 'steering/message',
+    })
+  }
+  return entries.length ? { entries, steering } : EMPTY_PROPOSAL
+}
+
+async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, proposal: Proposal): Promise<StepOutcome> {
+  const { session, env } = agent
+  const { holder } = state
+  const { turn } = state
+  const proposed = proposal.entries.map((entry) => entry.placed.message)
+  const decision: PreStepDecision | void = await env.home.serial(
+    agent.events.filter,
+    'agent/pre-step',
+    agent,
+    turn,
+    step,
+    proposed,
+    holder.signal,
+  )
+  checkAborted(holder)
+  if (decision && decision.kind === 'reject') {
+    agent.inboxState.discard(proposal.steering)
+    return { kind: 'rejected' }
+  }
+  if (decision && decision.kind !== 'enter') throw pluginBug('agent/pre-step', 'must return { kind: "enter" | "reject" } or nothing')
+  const entered = decision ? checkEntered(decision.messages) : proposed
+
+  // Open the step and enter the batch.
+  session.append('step/start', { turn, step })
+  const current = new StepState(turn, step)
+  state.step = current
+  for (const message of proposal.steering) agent.inboxState.dequeue(message)
+  for (const message of entered) {
+    const entry = proposal.entries.find((candidate) => candidate.placed.message === message)
+    if (entry) {
+      session.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
+    } else {
+      session.append('user/message', { message })
+    }
+  }
+
+  // The request: config, system prompt and tools, prepared call, header.
+  const messages = session.deriveMessages()
+  const base: LlmCallConfig = agent.baseConfig()
+  const requested = await env.home.waterfall(agent.events.filter, 'agent/request', agent, turn, step, base, holder.signal, async () => base)
+  checkAborted(holder)
+  const config = agent.restoreEffort(requested)
+  if (!config.provider || !config.model) {
+    throw new AgentError(
+      'NO_MODEL',
+      'no provider/model for this request: pass agentOptions.provider and .model, or mount @deepseek-ai/dsh-agent-default-model with a default',
+    )
+  }
+  const vars: Record<string, string> = { provider: config.provider, model: config.model }
+  if (session.meta.cwd !== undefined) vars.cwd = session.meta.cwd
+  const context = await env.systemPrompt.assembleContextFor(agent, vars as never)
+  checkAborted(holder)
+  const prepared = await env.llm.prepareCall(config, holder.signal)
+  checkAborted(holder)
+  agent.logHeader(prepared.config, context.system, context.tools)
+  const source = { kind: 'model' as const, provider: prepared.config.provider, model: prepared.config.model }
+  current.source = source
+  const request = Object.freeze({
+    ...prepared.config,
+    system: context.system,
+    tools: context.tools,
+    messages,
+    sessionId: agent.id,
+  })
+  env.llm.markLoopRequest(request, {
+    sessionId: agent.id,
+    turn,
+    step,
+    lastSeq: session.events.length - 1,
+    messageCount: messages.length,
+  })
+
+  // Stream, logging every chunk as it arrives.
+  const assembler = createAssembler()
+  current.assembler = assembler
+  const stream = prepared.stream({ system: context.system, tools: context.tools, messages, signal: holder.signal, sessionId: agent.id })
+  for await (const chunk of stream) {
+    if (holder.aborted) break
+    current.chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }).seq)
+    assembler.push(chunk)
+  }
+  checkAborted(holder)
+  const result = assembler.result()
+
+  if (result.finishReason.kind === 'error' || result.finishReason.kind === 'aborted') {
+    // A failed provider call still writes its one anchor, with empty content.
+    writeAnchor(agent, current, createAssistantMessage([], { source }), result.usage, result.finishReason)
+    finishStep(agent, current)
+    const failure = result.finishReason.failure ?? { code: 'ABORTED' as const, message: 'the provider aborted the call' }
+    return { kind: 'failed', error: new LlmError(failure), failure }
+  }
+
+  const assembled = createAssistantMessage(result.content, { source })
+  let message: AssistantMessage
+  try {
+    message = await env.home.waterfall(agent.events.filter, 'agent/step-result', agent, turn, step, assembled, holder.signal, async () => assembled)
+    checkAssistant(message)
+  } catch (error) {
+    if (!(error instanceof TurnAborted)) {
+      writeAnchor(agent, current, createAssistantMessage([], { source, id: assembled.id }), result.usage, result.finishReason)
+    }
+    throw error
+  }
+  checkAborted(holder)
+  writeAnchor(agent, current, message, result.usage, result.finishReason)
+
+  if (current.calls.length) {
+    current.batch = new ToolBatch(current.calls, session, env.tools, agent, turn, step, env.maxParallelToolCalls, holder.signal)
+    await current.batch.run()
+    checkAborted(holder)
+  }
+  await settleResults(agent, current)
+
+  // The steering checkpoint: claim everything pending, in order.
+  for (const item of agent.inboxState.nextStep.slice()) {
+    agent.inboxState.dequeue(item)
+    for (const placed of placeInput(item.id, item.content, item.source, item.contexts, item.placement)) {
+      session.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
+    }
+    current.wroteSteering = true
+  }
+
+  await env.home.serial(agent.events.filter, 'agent/post-step', agent, turn, step, holder.signal)
+  checkAborted(holder)
+  finishStep(agent, current)
+  return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }
+}
+
+function writeAnchor(
+  agent: ReactLoopAgent,
+  step: StepState,
+  message: AssistantMessage,
+  usage: TokenUsage | undefined,
+  finishReason: FinishReason,
+  interrupted = false,
+): void {
+  agent.session.append('assistant/message', {
+    turn: step.turn,
+    step: step.step,
+    message,
+    chunkSeqs: step.chunkSeqs,
+    ...(usage ? { usage } : {}),
+    finishReason,
+    ...(interrupted ? { interrupted: true as const } : {}),
+  })
+  step.anchored = true
+  step.calls = toolCallsOf(message)
+}
+
+/**
+ * After the batch (complete or drained): the calls' deferred contexts, then
+ * the injections deferred during the step, in that order. From here on an
+ * `inject()` is appended directly.
+ */
+async function settleResults(agent: ReactLoopAgent, step: StepState): Promise<void> {
+  if (step.resultsDone) return
+  step.resultsDone = true
+  if (step.batch) {
+    for (const placed of contextMessages(step.batch.contexts())) {
+      agent.session.append('user/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
+    }
+  }
+  step.defersInjections = false
+  for (const placed of step.deferred.splice(0)) agent.session.append('user/message', { message: placed.message })
+}
+
+function finishStep(agent: ReactLoopAgent, step: StepState): void {
+  if (step.defersInjections) {
+    step.defersInjections = false
+    for (const placed of step.deferred.splice(0)) agent.session.append('user/message', { message: placed.message })
+  }
+  agent.session.append('step/end', { turn: step.turn, step: step.step })
+  const open = agent.openTurn
+  if (open?.step === step) open.step = undefined
+}
+
+/**
+ * Closes a step that a cancel, a failure or dispose interrupted (R-CAN-4): a
+ * stream that was running keeps what arrived in an `interrupted` anchor; calls
+ * already dispatched keep their real results, calls never started get a
+ * synthetic `ABORTED_BEFORE_DISPATCH` pair, in model order; then the admitted
+ * contexts and deferred injections, `agent/post-step` (with the aborted signal,
+ * on a cancel), and `step/end`.
+ */
+async function closeInterruptedStep(agent: ReactLoopAgent, state: TurnState, step: StepState): Promise<void> {
+  if (!step.anchored && step.assembler && step.source) {
+    const source = step.source
+    const result = step.assembler.count ? step.assembler.result() : undefined
+    writeAnchor(
+      agent,
+      step,
+      createAssistantMessage(step.assembler.partial(), { source }),
+      result?.usage,
+      { kind: 'aborted' },
+      true,
+    )
+  }
+  if (step.calls.length) {
+    step.batch ??= new ToolBatch(step.calls, agent.session, agent.env.tools, agent, step.turn, step.step, 1, state.holder.signal)
+    await step.batch.drain()
+    step.batch.finishAborted()
+  }
+  await settleResults(agent, step)
+  if (state.holder.aborted && !state.failure) {
+    try {
+      await agent.env.home.serial(agent.events.filter, 'agent/post-step', agent, step.turn, step.step, state.holder.signal)
+    } catch (error) {
+      agent.logger.warn(error)
+    }
+  }
+  finishStep(agent, step)
+}
+
+async function recover(
+  agent: ReactLoopAgent,
+  state: TurnState,
+  step: number,
+  outcome: Extract<StepOutcome, { kind: 'failed' }>,
+): Promise<RequestErrorDecision> {
+  const prior = Object.freeze(state.priorFailures.slice())
+  return agent.env.home.waterfall(
+    agent.events.filter,
+    'agent/request-error',
+    agent,
+    state.turn,
+    step,
+    outcome.error,
+    outcome.failure,
+    prior,
+    state.holder.signal,
+    async () => undefined,
+  )
+}
+
+async function continuation(agent: ReactLoopAgent, state: TurnState, fallback: ContinuationDecision): Promise<ContinuationDecision> {
+  const decision = await agent.env.home.waterfall(
+    agent.events.filter,
+    'agent/turn-continuation',
+    agent,
+    state.turn,
+    fallback,
+    state.holder.signal,
+    async () => fallback,
+  )
+  if (decision?.kind === 'continue') return decision
+  if (decision?.kind === 'stop' && typeof decision.by === 'string' && decision.by) return decision
+  throw pluginBug('agent/turn-continuation', 'must return { kind: "continue" } or { kind: "stop", by }')
+}
+
+/**
+ * Closes the turn: the interrupted step if one is open, leftover steering
+ * (requeued, or discarded by a terminal stop), the end reason (dispose wins,
+ * then a terminal stop, then cancel, then failure), holder retired,
+ * `turn/end`, then the durability checkpoint.
+ */
+async function closeTurn(agent: ReactLoopAgent, state: TurnState): Promise<void> {
+  const step = state.step
+  if (step) {
+    try {
+      await closeInterruptedStep(agent, state, step)
+    } catch (error) {
+      state.failure ??= { error, step: step.step }
+    }
+  }
+  const reason = endReason(agent, state)
+  if (state.terminal !== undefined) agent.inboxState.discardSteering()
+  else if (agent.inboxState.hasSteering && !agent.disposing) agent.inboxState.requeueSteering()
+  agent.openTurn = undefined
+  agent.session.append('turn/end', { turn: state.turn, reason })
+  if (reason.kind === 'error') agent.events.emit('agent/error', state.turn, state.failure?.step, state.failure?.error)
+  try {
+    await agent.env.sessions.flush(agent.session)
+  } catch (error) {
+    agent.logger.error(error)
+  }
+  if (state.terminal !== undefined) agent.endTerminalWindow()
+}
+
+function endReason(agent: ReactLoopAgent, state: TurnState): TurnEndReason {
+  if (agent.disposing) return { kind: 'aborted' }
+  if (state.terminal !== undefined) return { kind: 'stopped', by: state.terminal }
+  if (state.holder.aborted) return { kind: 'aborted' }
+  if (state.failure) return { kind: 'error', failure: describeFailure(state.failure.error) }
+  return state.end ?? { kind: 'completed' }
+}
+
+/** A structured, JSON-safe failure for `turn/end`. */
+function describeFailure(error: unknown): LlmFailure | { code: string; message: string } {
+  if (error instanceof LlmError) return error.failure
+  const code = (error as { code?: unknown } | null)?.code
+  const message = error instanceof Error ? error.message : String(error)
+  if (typeof code === 'string' && code) return { code, message }
+  const failure = toLlmFailure(error)
+  return failure.code === 'UNKNOWN' ? { code: 'PLUGIN_ERROR', message } : failure
+}
+
+function pluginBug(event: string, problem: string): AgentError {
+  return new AgentError('INVALID_INPUT', `${event}: a listener returned a malformed value (${problem})`)
+}
+
+function checkEntered(messages: unknown): readonly UserMessage[] {
+  if (!Array.isArray(messages)) throw pluginBug('agent/pre-step', 'enter.messages must be an array')
+  for (const [i, message] of messages.entries()) {
+    if (message === null || typeof message !== 'object' || (message as UserMessage).role !== 'user' || typeof (message as UserMessage).id !== 'string') {
+      throw pluginBug('agent/pre-step', `enter.messages[${i}] must be a user message with an id (createUserMessage)`)
+    }
+    const problem = contentProblem((message as UserMessage).content, `enter.messages[${i}].content`)
+    if (problem) throw pluginBug('agent/pre-step', problem)
+  }
+  return messages as UserMessage[]
+}
+
+function checkAssistant(message: AssistantMessage): void {
+  if (message === null || typeof message !== 'object' || message.role !== 'assistant') {
+    throw pluginBug('agent/step-result', 'must return an assistant message')
+  }
+  const problem = contentProblem(message.content, 'agent/step-result content')
+  if (problem) throw pluginBug('agent/step-result', problem)
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { defineTool } from '@deepseek-ai/dsh-tools'
+import { spine, trace, transcript } from './harness'
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes its text.',
+  parameters: z.object({ text: z.string() }),
+  isConcurrencySafe: () => true,
+  execute: ({ text }) => `echo: ${text}`,
+})
+
+describe('a turn (R-LOOP-1…5)', () => {
+  it('a followup runs one turn: claim, prompt, step, answer, close, in this exact log order', async () => {
+    const { agent, model } = await spine({ model: { script: ['Hello there'] } })
+    const a = await agent()
+    a.followup('hi')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "hi"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'user/message "hi"',
+      'request/header initial scripted/test-model',
+      'assistant/chunk ×4',
+      'assistant/message "Hello there" stop',
+      'step/end 1.1',
+      'turn/end 1 completed',
+    ])
+    expect(transcript(model.requests[0]!.messages)).toEqual(['user: hi'])
+    expect(model.requests[0]!.system).toContain('You are a test agent.')
+  })
+
+  it('a tool round: the call, its result, and a second step that sees both', async () => {
+    const { agent, model } = await spine({
+      tools: [echo],
+      model: { script: [{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }], answer: 'done' }] },
+    })
+    const a = await agent()
+    a.followup('use the tool')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "use the tool"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'user/message "use the tool"',
+      'request/header initial scripted/test-model',
+      'assistant/chunk ×4',
+      'assistant/message "[tool-call]" tool-calls',
+      'tool/call echo',
+      'tool/result ok "echo: x"',
+      'step/end 1.1',
+      'step/start 1.2',
+      'assistant/chunk ×3',
+      'assistant/message "done" stop',
+      'step/end 1.2',
+      'turn/end 1 completed',
+    ])
+    expect(transcript(model.requests[1]!.messages)).toEqual([
+      'user: use the tool',
+      'assistant: call echo({"text":"x"})',
+      'user: result echo: x',
+    ])
+    expect(model.requests[1]!.tools?.map((tool) => tool.name)).toEqual(['echo'])
+  })
+
+  it('turns are numbered across the session and history accumulates', async () => {
+    const { agent, model } = await spine({ model: { script: ['one', 'two'] } })
+    const a = await agent()
+    a.followup('first')
+    a.followup('second')
+    await a.whenIdle()
+    expect(trace(a.session).filter((line) => line.startsWith('turn/'))).toEqual([
+      'turn/start 1 prompt',
+      'turn/end 1 completed',
+      'turn/start 2 prompt',
+      'turn/end 2 completed',
+    ])
+    expect(transcript(model.requests[1]!.messages)).toEqual(['user: first', 'assistant: one', 'user: second'])
+  })
+})
