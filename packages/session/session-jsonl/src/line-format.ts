@@ -18,7 +18,7 @@ export const FORMAT_VERSION = 1
  * Throws what `JSON.stringify` throws (a cycle, a BigInt).
  */
 export function serializeEvent(event: AnySessionEvent): string {
-  const ignorable = (event as { ignorable?: unknown }).ignorable === true
+  const ignorable = event.ignorable === true
   return (
     '{"type":' +
     JSON.stringify(event.type) +

@@ -1,25 +1,9 @@
 import Schema from 'schemastery'
-import type {
-  AnySessionEvent,
-  LoadedSession,
-  PersistedSessionInfo,
-  Session,
-  SessionId,
-  SessionPersistence,
-} from '@deepseek-ai/dsh-session'
+import type { AnySessionEvent, LoadedSession, PersistedSessionInfo, SessionId, SessionPersistence } from '@deepseek-ai/dsh-session'
 import { Context, Service } from './cordis'
 import { eventTypeCatalog } from './event-types'
 import { resolveDirectory } from './session-paths'
 import { SessionFiles } from './session-files'
-
-// STOPGAP: dsh-session declares these events (emit / emit / parallel / emit). Until its
-// declarations land, the listeners are typed here and registered through a cast.
-interface SessionLifecycle {
-  'session/created'(session: Session): void
-  'session/event'(session: Session, event: AnySessionEvent): void
-  'session/flush'(session: Session): Promise<void>
-  'session/disposed'(session: Session): void
-}
 
 /**
  * `ctx.sessionPersistence` on JSONL files: one file per session
@@ -55,22 +39,22 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
   constructor(ctx: Context, config: JsonlSessionPersistence.Config) {
     super(ctx, 'sessionPersistence')
     const logger = ctx.logger('session-jsonl')
+    // `ctx.sessions` is optional (the backend also works on its own), so it is looked up, not injected.
+    const sessions = () => ctx.get('sessions')
     const files = (this.files = new SessionFiles({
       directory: resolveDirectory(config.directory),
       flushIntervalMs: config.flushIntervalMs ?? 100,
-      types: eventTypeCatalog(),
-      isLive: () => false,
+      types: eventTypeCatalog((type) => sessions()?.typeInfo(type)?.type),
+      isLive: (id) => sessions()?.get(id) !== undefined,
       warn: (error) => logger.warn(error),
     }))
-    const on = <K extends keyof SessionLifecycle>(name: K, listener: SessionLifecycle[K]) =>
-      (ctx as unknown as { on(name: string, listener: unknown, options: { global: boolean }): unknown }).on(name, listener, {
-        global: true,
-      })
-    // The listeners call the plain backend object directly: this is the streaming hot path.
-    on('session/created', (session) => files.attach(session))
-    on('session/event', (session, event) => files.record(session, event))
-    on('session/flush', (session) => files.flushLive(session))
-    on('session/disposed', (session) => files.detach(session))
+    // Global listeners (they see every session, also from agent-scoped contexts). They call the
+    // plain backend object directly: `session/event` is the streaming hot path.
+    const global = { global: true }
+    ctx.on('session/created', (session) => files.attach(session), global)
+    ctx.on('session/event', (session, event) => files.record(session, event), global)
+    ctx.on('session/flush', (session) => files.flushLive(session), global)
+    ctx.on('session/disposed', (session) => files.detach(session), global)
     ctx.effect(() => () => files.closeAll(), 'session-jsonl: close writers')
   }
 

@@ -1,5 +1,6 @@
 import { mkdirSync, statSync, truncateSync } from 'node:fs'
 import { open, readdir, stat, unlink } from 'node:fs/promises'
+import { repairSession } from '@deepseek-ai/dsh-session'
 import type {
   AnySessionEvent,
   LoadedSession,
@@ -10,7 +11,6 @@ import type {
   SessionPersistence,
   SessionRepair,
 } from '@deepseek-ai/dsh-session'
-import { planCrashRepair } from './crash-repair'
 import { JsonlPersistenceError, errnoCode } from './errors'
 import type { EventTypeCatalog } from './event-types'
 import { mayHoldEventsSync, readFirstLine } from './first-line'
@@ -58,6 +58,8 @@ export class SessionFiles implements SessionPersistence {
   private readonly refused = new WeakMap<Session, JsonlPersistenceError>()
   /** Closes started by `session/disposed`, awaited on plugin disposal. */
   private readonly background = new Set<Promise<void>>()
+  /** Writers published in the current tick, with their session's length at `session/created`. */
+  private readonly announcing = new Map<SessionWriter, number>()
   /** Per-id queue of `load`/`delete`/`release`, so they never interleave on one file. */
   private readonly exclusive = new Map<string, Promise<unknown>>()
 
@@ -100,7 +102,10 @@ export class SessionFiles implements SessionPersistence {
   /** Resolves once everything appended to `id` before the call is durable (fsynced). */
   async flush(id: SessionId): Promise<void> {
     assertSafeSessionId(id)
-    await this.writers.get(id)?.flush()
+    const writer = this.writers.get(id)
+    if (!writer) return
+    // A closing writer drains (or, for a dropped session, discards) on its own: wait for it.
+    await (writer.closed ? writer.whenClosed() : writer.flush())
   }
 
   /**
@@ -210,6 +215,10 @@ export class SessionFiles implements SessionPersistence {
     writer.owner = session
     const events = session.events
     for (let seq = writer.nextSeq; seq < events.length; seq++) this.enqueueLive(writer, events[seq]!)
+    // A vetoed or rolled-back publication disposes the session synchronously, before anything
+    // is appended to it; until then nothing of it has reached the disk (writes start on a timer).
+    this.announcing.set(writer, events.length)
+    queueMicrotask(() => this.announcing.delete(writer))
   }
 
   /** `session/event`: the hot path. Catches up on anything missed, normally just `event`. */
@@ -240,12 +249,20 @@ export class SessionFiles implements SessionPersistence {
     await writer.flush()
   }
 
-  /** `session/disposed`: drain, fsync and release in the background; plugin disposal awaits it. */
+  /**
+   * `session/disposed`: drain, fsync and release in the background; plugin
+   * disposal awaits it. A session disposed in the tick it was published,
+   * with nothing appended since, is taken for a vetoed or rolled-back
+   * publication (that is how the store and the agent loop roll back): it was
+   * never live, so its queued events are dropped and its id stays free on
+   * disk too.
+   */
   detach(session: Session): void {
     const writer = this.writers.get(session.id)
     if (writer?.owner !== session) return
     writer.owner = undefined
-    const closing = this.close(writer).catch((error) => this.options.warn(error))
+    const rolledBack = this.announcing.get(writer) === session.events.length
+    const closing = (rolledBack ? this.drop(writer, 'its publication was vetoed') : this.close(writer)).catch((error) => this.options.warn(error))
     this.background.add(closing)
     void closing.finally(() => this.background.delete(closing))
   }
@@ -311,6 +328,7 @@ export class SessionFiles implements SessionPersistence {
    * start (`firstSeq`) right after it.
    */
   private open(id: string, firstSeq: number, session?: Session): SessionWriter {
+    assertSafeSessionId(id)
     const existing = this.writers.get(id)
     if (existing) throw liveError(id)
     const paths = this.paths(id)
@@ -391,20 +409,14 @@ export class SessionFiles implements SessionPersistence {
     }
   }
 
-  /** Appends crash repairs (R-PER-3) to the file and to `events`; returns them and the bytes written. */
+  /**
+   * Appends crash repairs (R-PER-3, dsh-session's `repairSession`) to the file
+   * and to `events`, fsynced; returns them and the bytes written.
+   */
   private async repair(paths: SessionPaths, events: AnySessionEvent[]): Promise<{ repairs: SessionRepair[]; bytes: number }> {
-    const plan = planCrashRepair(events)
-    if (plan.length === 0) return { repairs: [], bytes: 0 }
-    const time = Date.now()
-    const repairs: SessionRepair[] = []
-    const lines: string[] = []
-    for (const planned of plan) {
-      const event = { type: planned.type, seq: events.length, time, data: planned.data } as AnySessionEvent
-      events.push(event)
-      lines.push(serializeEvent(event))
-      repairs.push({ seq: event.seq, type: planned.type as SessionRepair['type'], detail: planned.detail })
-    }
-    const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8')
+    const plan = repairSession(events)
+    if (plan.events.length === 0) return { repairs: [], bytes: 0 }
+    const bytes = Buffer.from(plan.events.map(serializeEvent).join('\n') + '\n', 'utf8')
     const handle = await open(paths.file, 'a', 0o600)
     try {
       let offset = 0
@@ -413,13 +425,14 @@ export class SessionFiles implements SessionPersistence {
     } finally {
       await handle.close()
     }
-    return { repairs, bytes: bytes.length }
+    events.push(...plan.events)
+    return { repairs: [...plan.repairs], bytes: bytes.length }
   }
 
   private async deleteNow(id: string): Promise<void> {
     const paths = this.paths(id)
     const writer = this.writers.get(id)
-    if (writer?.owner) {
+    if (writer?.owner || this.options.isLive(id)) {
       throw new JsonlPersistenceError('SESSION_LIVE', `Session "${id}" is live in this process; dispose it before deleting it.`, {
         file: paths.file,
       })
@@ -427,8 +440,7 @@ export class SessionFiles implements SessionPersistence {
     let pending = false
     if (writer) {
       pending = writer.nextSeq > 0
-      await writer.discard().catch(() => {})
-      if (this.writers.get(id) === writer) this.writers.delete(id)
+      await this.drop(writer, 'it was deleted').catch(() => {})
     }
     const lock = this.lockExisting(id, paths)
     try {
@@ -450,6 +462,15 @@ export class SessionFiles implements SessionPersistence {
   private lockExisting(id: string, paths: SessionPaths) {
     if (!statOrUndefined(this.directory, true)) throw notFound(id, paths.file)
     return acquireLock(paths, id)
+  }
+
+  /** Discards a writer's queue and releases its lock, recording nothing. */
+  private async drop(writer: SessionWriter, reason: string): Promise<void> {
+    try {
+      await writer.discard(reason)
+    } finally {
+      if (this.writers.get(writer.id) === writer) this.writers.delete(writer.id)
+    }
   }
 
   /** Closes a writer and records what it left on disk, so a later writer can continue it. */

@@ -46,7 +46,9 @@ export interface SessionPaths {
   readonly breaker: string
 }
 
+/** The paths of session `id` under `directory`; throws `INVALID_SESSION_ID` for an unsafe id. */
 export function sessionPaths(directory: string, id: string): SessionPaths {
+  assertSafeSessionId(id)
   const file = join(directory, id + SESSION_FILE_EXTENSION)
   return { file, lock: `${file}.lock`, breaker: `${file}.lock.break` }
 }

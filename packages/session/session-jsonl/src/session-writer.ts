@@ -95,6 +95,14 @@ export class SessionWriter {
     return this.closing !== undefined
   }
 
+  /**
+   * Settles when a started `close()` or `discard()` has finished: rejects when
+   * the close's last flush failed. Resolves at once if neither has started.
+   */
+  whenClosed(): Promise<void> {
+    return this.closing ?? Promise.resolve()
+  }
+
   /** Queues the line of event `nextSeq` (the caller has checked the seq). */
   enqueue(line: string): void {
     this.lines.push(line)
@@ -153,10 +161,14 @@ export class SessionWriter {
     return this.closing
   }
 
-  /** Drops whatever is queued (the session is being deleted), closes the file and releases the lock. */
-  discard(): Promise<void> {
+  /**
+   * Drops whatever is queued (the session is being deleted, or was never
+   * published), closes the file and releases the lock. Pending flushes reject
+   * with `WRITE_FAILED` giving `reason`.
+   */
+  discard(reason: string): Promise<void> {
     this.closing ??= (async () => {
-      this.fail(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}" was deleted while it had unwritten events.`))
+      this.fail(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}": ${reason}; its unwritten events were dropped.`, { file: this.file }))
       await this.shutdown()
     })()
     return this.closing
