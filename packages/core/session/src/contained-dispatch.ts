@@ -2,6 +2,21 @@ import type { SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { Context, symbols, type EventsService } from './cordis'
 
 /**
+ * Cordis' events service itself. `ctx.events` returns a tracing proxy built
+ * anew on every read, whose methods read their own fields through the proxy;
+ * the store holds the service once and dispatches on it directly.
+ */
+export function rawEvents(ctx: Context): EventsService {
+  const traced = ctx.events as unknown as Record<symbol, EventsService | undefined>
+  return traced[symbols.original] ?? ctx.events
+}
+
+/** Whether anyone listens to `name` or traces dispatches (`internal/dispatch`). */
+export function heard(events: EventsService, name: string): boolean {
+  return !!events._hooks[name]?.length || !!events._hooks['internal/dispatch']?.length
+}
+
+/**
  * Scope-filtered, per-listener-contained `emit` for the hot path.
  *
  * It has exactly the semantics of dsh-scope's `emitContained` (listeners
@@ -15,13 +30,7 @@ import { Context, symbols, type EventsService } from './cordis'
  * streamed chunk. (Requested upstream in dsh-scope; this goes away then.)
  */
 export class ContainedEmitter {
-  private readonly events: EventsService
-
-  constructor(ctx: Context) {
-    // `ctx.events` is a tracing proxy built anew on every read; unwrap it once.
-    const traced = ctx.events as unknown as Record<symbol, EventsService | undefined>
-    this.events = traced[symbols.original] ?? ctx.events
-  }
+  constructor(private readonly events: EventsService) {}
 
   emit(filter: SubjectFilter, name: string, args: readonly unknown[], onError: (error: unknown) => void): void {
     const events = this.events

@@ -88,9 +88,20 @@ export class SessionLog implements Session {
   /**
    * Validates, freezes, projects and commits one event at `seq` (always the
    * current length). `loadedIgnorable` is `undefined` for a live append, and
-   * the event's persisted mark for a replayed one.
+   * the event's persisted mark for a replayed one. `loaded` is the loaded
+   * envelope itself (a plain `{ type, seq, time, data, ignorable? }` whose seq
+   * is `seq`): it becomes the log entry, frozen in place with the canonical
+   * type string, instead of a copy, so a resumed log holds one envelope per
+   * event.
    */
-  admit(type: string, data: unknown, seq: number, time: number, loadedIgnorable: boolean | undefined): AnySessionEvent {
+  admit(
+    type: string,
+    data: unknown,
+    seq: number,
+    time: number,
+    loadedIgnorable: boolean | undefined,
+    loaded?: Record<string, unknown>,
+  ): AnySessionEvent {
     if (this.projecting) {
       throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
     }
@@ -129,11 +140,20 @@ export class SessionLog implements Session {
     }
     this.structure.check(kind, type, data, seq, this.events)
     json.freezeChecked()
-    const event = (
-      ignorable
-        ? Object.freeze({ type: canonicalType, seq, time, data, ignorable: true as const })
-        : Object.freeze({ type: canonicalType, seq, time, data })
-    ) as AnySessionEvent
+    let event: AnySessionEvent
+    if (loaded !== undefined && (loaded.ignorable === true) === ignorable) {
+      if (!Object.isFrozen(loaded)) {
+        loaded.type = canonicalType
+        Object.freeze(loaded)
+      }
+      event = loaded as unknown as AnySessionEvent
+    } else {
+      event = (
+        ignorable
+          ? Object.freeze({ type: canonicalType, seq, time, data, ignorable: true as const })
+          : Object.freeze({ type: canonicalType, seq, time, data })
+      ) as AnySessionEvent
+    }
     let projection: SessionProjection | undefined
     if (kind === undefined) {
       if (registered?.projector) projection = this.project(registered, event)

@@ -178,14 +178,29 @@ describe('prepare({ events }): a loaded log', () => {
     expect(root.sessions.prepare('s4', { events: unmarked }).events[1]).not.toHaveProperty('ignorable')
   })
 
-  it('shares the canonical type string instead of keeping the parsed copy', async () => {
+  it('takes ownership of the loaded envelopes: they become the frozen log entries, with no second copy', async () => {
     const root = await setup()
     const live = root.sessions.create('s')
     closedTurn(live, 1)
     const parsed = JSON.parse(JSON.stringify(live.events)) as AnySessionEvent[]
     const loaded = root.sessions.prepare('s2', { events: parsed })
-    expect(root.sessions.typeInfo(loaded.events[1]!.type)?.type).toBe(loaded.events[1]!.type)
-    expect(loaded.events[1]).not.toBe(parsed[1])
-    expect(loaded.events[1]!.data).toBe(parsed[1]!.data)
+    expect(loaded.events).toEqual(parsed)
+    loaded.events.forEach((event, i) => {
+      expect(event).toBe(parsed[i])
+      expect(Object.isFrozen(event)).toBe(true)
+    })
+    // A frozen log (another session's) can be replayed too.
+    expect(root.sessions.prepare('s3', { events: live.events }).events[1]).toBe(live.events[1])
+  })
+
+  it('refuses a loaded envelope with a field it does not know', async () => {
+    const root = await setup()
+    const live = root.sessions.create('s')
+    closedTurn(live, 1)
+    const parsed = JSON.parse(JSON.stringify(live.events)) as Array<Record<string, unknown>>
+    parsed[3]!.checksum = 'abc'
+    expect(() => root.sessions.prepare('s2', { events: parsed as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_EVENT', seq: 3, message: 'cannot load session "s2": event 3 (step/start) has a field this version does not know: "checksum"' }),
+    )
   })
 })

@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto'
+import { ContainedEmitter, heard, rawEvents } from './contained-dispatch'
+import type { Context, EventsService } from './cordis'
+import { SessionError } from './errors'
+import { EventTypes, type EventTypeInfo, type EventTypeOptions } from './event-types'
+import { JsonGuard } from './lossless-json'
+import type { Session } from './session'
+import { SessionLog, type SessionHome } from './session-log'
+import type { PrepareOptions } from './store'
+import {
+  SESSION_FORMAT_VERSION,
+  SessionId,
+  type AnySessionEvent,
+  type SessionEventMap,
+  type SessionMetaInput,
+} from './types'
+
+/**
+ * The state and logic behind `ctx.sessions`, as a plain object. The Cordis
+ * service (`SessionStore`) is a facade whose methods delegate here, so that
+ * nothing on these paths goes through Cordis' tracing proxies (see
+ * `untraced`). The contracts are documented on `SessionStore`.
+ */
+export class SessionRegistry {
+  readonly home: SessionHome
+  private readonly live = new Map<string, SessionLog>()
+  private readonly events: EventsService
+
+  constructor(ctx: Context) {
+    this.events = rawEvents(ctx)
+    this.home = {
+      ctx,
+      emitter: new ContainedEmitter(this.events),
+      json: new JsonGuard(),
+      types: new EventTypes(),
+      logger: ctx.logger('dsh-session'),
+    }
+  }
+
+  create(caller: Context, id: SessionId | string, meta?: SessionMetaInput): Session {
+    const session = this.prepare(id, meta === undefined ? {} : { meta })
+    const release = caller.fiber.effect(() => this.enter(session), `sessions.create(${JSON.stringify(id)})`)
+    // A `session/created` listener may have disposed the caller's fiber while
+    // the session was being announced; the fiber had already collected its
+    // effects by then, so release the session now that the dispatch has
+    // unwound (the announcement stays paired with its disposal).
+    if (caller.fiber.uid === null) release()
+    return session
+  }
+
+  prepare(id: SessionId | string, options: PrepareOptions = {}): Session {
+    if (typeof id !== 'string' || id.length === 0) {
+      throw new SessionError('INVALID_ARGUMENT', 'a session id must be a non-empty string')
+    }
+    const { meta, seed, events } = options
+    if (events !== undefined && (meta !== undefined || seed !== undefined)) {
+      throw new SessionError('INVALID_ARGUMENT', `prepare("${id}"): a loaded log (events) cannot be combined with meta or seed`)
+    }
+    const log = new SessionLog(SessionId(id), this.home)
+    if (events !== undefined) {
+      replay(log, events, 0, `cannot load session "${id}"`)
+      log.loadedLength = events.length
+      return log
+    }
+    const data = freshMeta(id, meta, seed?.length)
+    log.admit('session/meta', data, 0, data.createdAt, undefined)
+    if (seed !== undefined) {
+      replay(log, seed, 1, `cannot seed session "${id}"`)
+      const open = log.position.openTurn
+      if (open) {
+        throw new SessionError('OPEN_TURN', `cannot seed session "${id}": the seed ends inside turn ${open.turn}; a seed must be a closed-turn prefix`)
+      }
+    }
+    return log
+  }
+
+  enter(session: Session): () => void {
+    const log = this.own(session, 'enter')
+    if (log.stage !== 'private') {
+      throw new SessionError('ALREADY_ENTERED', `session "${log.id}" was already entered once; prepare a new session to publish it again`)
+    }
+    if (this.live.has(log.id)) {
+      throw new SessionError('DUPLICATE_ID', `a session with id "${log.id}" is already live; detach it first or choose another id`)
+    }
+    this.live.set(log.id, log)
+    log.stage = 'live'
+    try {
+      this.announce(log)
+    } catch (error) {
+      this.detach(log)
+      throw error
+    }
+    return () => this.detach(log)
+  }
+
+  get(id: string): Session | undefined {
+    return this.live.get(id)
+  }
+
+  list(): Session[] {
+    return [...this.live.values()]
+  }
+
+  async flush(session: Session): Promise<void> {
+    const log = this.own(session, 'flush')
+    if (log.stage !== 'live' || !heard(this.events, 'session/flush')) return
+    try {
+      await this.events.parallel(log.filter, 'session/flush', log)
+    } catch (error) {
+      const reasons = error instanceof AggregateError ? error.errors : [error]
+      const text = reasons.map((reason) => (reason instanceof Error ? reason.message : String(reason))).join('; ')
+      throw new SessionError('FLUSH_FAILED', `flushing session "${log.id}" failed: ${text}`, { cause: error })
+    }
+  }
+
+  fork(source: Session, boundarySeq: number | undefined, childId: SessionId | string | undefined): Session {
+    const events = source.events
+    const boundary = boundarySeq ?? events.length
+    if (!Number.isInteger(boundary) || boundary < 0 || boundary > events.length) {
+      throw new SessionError(
+        'INVALID_BOUNDARY',
+        `cannot fork session "${source.id}" at ${boundary}: the boundary is the number of events to copy, an integer from 0 to ${events.length}`,
+      )
+    }
+    const open = openTurnAt(events, boundary)
+    if (open) {
+      const later = open.end === undefined ? 'or wait until the turn has ended' : `or at ${open.end + 1} or later (after its turn/end)`
+      throw new SessionError(
+        'OPEN_TURN',
+        `cannot fork session "${source.id}" at ${boundary}: turn ${open.turn} is open there (it starts at seq ${open.start}); fork at ${open.start} or earlier, ${later}`,
+      )
+    }
+    const meta: SessionMetaInput = { parentSession: source.id }
+    if (source.meta.cwd !== undefined) meta.cwd = source.meta.cwd
+    return this.prepare(childId ?? `${source.id}-fork-${randomUUID()}`, { meta, seed: events.slice(0, boundary) })
+  }
+
+  registerType(caller: Context, type: string, options: EventTypeOptions<any>): () => void {
+    const dispose = caller.fiber.effect(() => this.home.types.add(type, options), `sessions.registerType(${JSON.stringify(type)})`)
+    return () => void dispose()
+  }
+
+  typeInfo(type: string): EventTypeInfo | undefined {
+    return this.home.types.info(type)
+  }
+
+  private own(session: Session, operation: string): SessionLog {
+    if (!(session instanceof SessionLog) || session.home !== this.home) {
+      throw new SessionError('INVALID_ARGUMENT', `sessions.${operation}() takes a session built by this store (prepare, create or fork)`)
+    }
+    return session
+  }
+
+  /** `session/created`, dispatched so that a synchronous throw vetoes and a rejection is only logged. */
+  private announce(log: SessionLog): void {
+    if (!heard(this.events, 'session/created')) return
+    const logger = this.home.logger
+    const callbacks = this.events.dispatch('emit', [log.filter, 'session/created', log])
+    for (const callback of callbacks) {
+      const result = callback(log) as PromiseLike<unknown> | undefined
+      if (result && typeof result.then === 'function') {
+        result.then(undefined, (error) => logger.warn('a session/created listener rejected (session %s): %s', log.id, describe(error)))
+      }
+    }
+  }
+
+  private detach(log: SessionLog): void {
+    if (log.stage !== 'live') return
+    log.stage = 'detached'
+    if (this.live.get(log.id) === log) this.live.delete(log.id)
+    const logger = this.home.logger
+    this.home.emitter.emit(log.filter, 'session/disposed', [log], (error) => {
+      logger.warn('a session/disposed listener failed (session %s): %s', log.id, describe(error))
+    })
+  }
+}
+
+function freshMeta(id: string, meta: SessionMetaInput | undefined, seedLength: number | undefined): SessionEventMap['session/meta'] {
+  if (meta !== undefined && (meta === null || typeof meta !== 'object')) {
+    throw new SessionError('INVALID_ARGUMENT', `prepare("${id}"): meta must be an object { cwd?, parentSession? }`)
+  }
+  // Only the known fields are copied, in the documented order: the optional facts, then createdAt and version.
+  const data: Record<string, unknown> = {}
+  if (meta?.cwd !== undefined) data.cwd = meta.cwd
+  if (meta?.parentSession !== undefined) data.parentSession = meta.parentSession
+  if (seedLength !== undefined) data.seedLength = seedLength
+  data.createdAt = Date.now()
+  data.version = SESSION_FORMAT_VERSION
+  return data as SessionEventMap['session/meta']
+}
+
+/** Replays `events` into `log` starting at `offset` (their seqs become `offset + index`). */
+function replay(log: SessionLog, events: readonly AnySessionEvent[], offset: number, context: string): void {
+  if (!Array.isArray(events)) throw new SessionError('INVALID_ARGUMENT', `${context}: the events must be an array`)
+  if (offset === 0 && events.length === 0) {
+    throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
+  }
+  let i = 0
+  try {
+    for (; i < events.length; i++) {
+      const event = events[i] as Partial<AnySessionEvent> & { ignorable?: unknown }
+      if (event === null || typeof event !== 'object') {
+        throw new SessionError('INVALID_EVENT', `event ${i} is not an object`, { seq: offset + i })
+      }
+      if (offset === 0 && event.seq !== i) {
+        throw new SessionError('INVARIANT', `seq must be dense from 0: event ${i} has seq ${event.seq}`, { seq: i })
+      }
+      if (typeof event.time !== 'number' || !Number.isFinite(event.time)) {
+        throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has no valid time`, { seq: offset + i })
+      }
+      if (offset === 0) {
+        // A loaded envelope becomes the log entry itself (see `admit`).
+        const unknown = unknownEnvelopeField(event)
+        if (unknown !== undefined) {
+          throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has a field this version does not know: ${JSON.stringify(unknown)}`, { seq: i })
+        }
+        log.admit(event.type as string, event.data, i, event.time, event.ignorable === true, event as Record<string, unknown>)
+      } else {
+        log.admit(event.type as string, event.data, offset + i, event.time, event.ignorable === true)
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof SessionError)) throw error
+    throw new SessionError(error.code, `${context}: ${error.message}`, {
+      seq: error.seq,
+      type: error.type,
+      path: error.path,
+      cause: error,
+    })
+  }
+}
+
+/** The first field of a loaded envelope outside `{ type, seq, time, data, ignorable }`, if any. */
+function unknownEnvelopeField(event: object): string | undefined {
+  for (const key in event) {
+    if (key !== 'type' && key !== 'seq' && key !== 'time' && key !== 'data' && key !== 'ignorable') return key
+  }
+  return undefined
+}
+
+/** The turn open at `boundary` (after the first `boundary` events), if any, with its start and end seqs. */
+function openTurnAt(events: readonly AnySessionEvent[], boundary: number): { turn: number; start: number; end?: number } | undefined {
+  for (let i = boundary - 1; i >= 0; i--) {
+    const event = events[i]!
+    if (event.type === 'turn/end') return undefined
+    if (event.type === 'turn/start') {
+      for (let j = boundary; j < events.length; j++) {
+        if (events[j]!.type === 'turn/end') return { turn: event.data.turn, start: i, end: j }
+      }
+      return { turn: event.data.turn, start: i }
+    }
+  }
+  return undefined
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`
+  return String(error)
+}
