@@ -1,22 +1,27 @@
 /**
- * The two phases of the resume bench (see `resume.ts`), each run in its own
- * process from a bundle of this file:
+ * The phases of the resume bench (see `resume.ts`), each run in its own
+ * process from a bundle of this file; each prints one JSON report line.
  *
- *   node phases.mjs write <directory> <events>   → one JSON report line
- *   node phases.mjs load <directory>             → one JSON report line
+ *   node phases.mjs write <directory> <events>   a live session through ctx.sessions + JSONL, flush per turn
+ *   node phases.mjs write-memory - <events>      the same without persistence (the baseline)
+ *   node phases.mjs stream <directory|-> <chunks>  one step streaming <chunks> assistant/chunk events, one flush at the end
+ *   node phases.mjs load <directory>             ctx.sessionPersistence.load alone
+ *   node phases.mjs resume <directory>           load, then ctx.sessions.prepare({ events }): a whole resume
  */
 import { statSync } from 'node:fs'
 import { Context } from 'cordis'
 import type { CallId, MessageId } from '@deepseek-ai/dsh-llm'
-import type { AnySessionEvent, SessionEventMap, SessionEventType, SessionId } from '@deepseek-ai/dsh-session'
+import Sessions, { type SessionEventMap, type SessionEventType, type SessionId } from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence from '../src/index.ts'
 
 const ID = 'bench-resume' as SessionId
 
 export interface PhaseReport {
-  phase: 'write' | 'load'
+  phase: 'write' | 'write-memory' | 'load' | 'resume' | 'stream'
   events: number
   ms: number
+  /** `resume`: the part of `ms` spent in `load`. */
+  loadMs?: number
   maxRssMb: number
   /** RSS before the phase's work (modules loaded, backend mounted). */
   baselineRssMb?: number
@@ -110,43 +115,72 @@ function* turns(total: number): Generator<Array<[SessionEventType, unknown]>> {
   }
 }
 
-async function mount(directory: string) {
+async function mount(directory: string | undefined) {
   const root = new Context()
-  const fiber = root.plugin(JsonlSessionPersistence, { directory, flushIntervalMs: 100 })
+  await root.plugin(Sessions)
+  const fiber = directory === undefined ? undefined : root.plugin(JsonlSessionPersistence, { directory, flushIntervalMs: 100 })
   await fiber
-  return { backend: root.sessionPersistence as JsonlSessionPersistence, dispose: () => fiber.dispose() }
+  return { root, backend: root.get('sessionPersistence') as JsonlSessionPersistence | undefined, dispose: () => fiber?.dispose() }
 }
 
-async function writePhase(directory: string, total: number): Promise<PhaseReport> {
-  const { backend, dispose } = await mount(directory)
+/** Appends the bench session to a live session, one event at a time as the loop does, flushing at every turn end. */
+async function writePhase(directory: string | undefined, total: number): Promise<PhaseReport> {
+  const { root, backend, dispose } = await mount(directory)
   const started = performance.now()
-  let seq = 0
-  let time = Date.now()
-  const event = (type: SessionEventType, data: unknown) => ({ type, seq: seq++, time: time++, data }) as AnySessionEvent
-  await backend.append(ID, [event('session/meta', { createdAt: time, version: 1, cwd: '/bench' })])
+  const session = root.sessions.create(ID, { cwd: '/bench' })
   let flushes = 0
   for (const turn of turns(total)) {
-    // One append per turn: a call through Cordis' service proxy costs microseconds of its own,
-    // which the live wiring (a session/event listener) does not pay.
-    await backend.append(ID, turn.map(([type, data]) => event(type, data)))
-    await backend.flush(ID)
+    for (const [type, data] of turn) session.append(type, data as never)
+    await root.sessions.flush(session)
     flushes++
   }
   const ms = performance.now() - started
   await dispose()
-  return { phase: 'write', events: seq, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes, bytes: statSync(backend.fileOf(ID)).size }
+  return {
+    phase: directory === undefined ? 'write-memory' : 'write',
+    events: session.events.length,
+    ms,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    flushes,
+    ...(backend ? { bytes: statSync(backend.fileOf(ID)).size } : {}),
+  }
 }
 
-async function loadPhase(directory: string): Promise<PhaseReport> {
-  const { backend, dispose } = await mount(directory)
+/**
+ * Streaming alone: one open step receiving `chunks` chunks as fast as the log
+ * accepts them, in bursts of 64 with the event loop turning in between (as
+ * chunks from a network stream do); one flush at the end.
+ */
+async function streamPhase(directory: string | undefined, chunks: number): Promise<PhaseReport> {
+  const { root, dispose } = await mount(directory)
+  const session = root.sessions.create(ID)
+  session.append('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+  session.append('step/start', { turn: 1, step: 1 })
+  const started = performance.now()
+  for (let i = 0; i < chunks; i++) {
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: WORDS[i % WORDS.length]! + ' ' } })
+    // Chunks arrive from a network stream in bursts; between bursts the event loop runs (and the writer with it).
+    if (i % 64 === 63) await new Promise((resolve) => setImmediate(resolve))
+  }
+  await root.sessions.flush(session)
+  const ms = performance.now() - started
+  await dispose()
+  return { phase: 'stream', events: chunks, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes: 1 }
+}
+
+async function loadPhase(directory: string, prepare: boolean): Promise<PhaseReport> {
+  const { root, backend, dispose } = await mount(directory)
   const baselineRssMb = process.memoryUsage().rss / 1e6
   const started = performance.now()
-  const loaded = await backend.load(ID)
+  const loaded = await backend!.load(ID)
+  const loadMs = performance.now() - started
+  const session = prepare ? root.sessions.prepare(ID, { events: loaded.events }) : undefined
   const ms = performance.now() - started
   const report: PhaseReport = {
-    phase: 'load',
-    events: loaded.events.length,
+    phase: prepare ? 'resume' : 'load',
+    events: session?.events.length ?? loaded.events.length,
     ms,
+    ...(prepare ? { loadMs } : {}),
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     baselineRssMb,
     warnings: loaded.warnings.length,
@@ -157,5 +191,10 @@ async function loadPhase(directory: string): Promise<PhaseReport> {
 }
 
 const [mode, directory, events] = process.argv.slice(2)
-const report = mode === 'write' ? await writePhase(directory!, Number(events)) : await loadPhase(directory!)
+const report =
+  mode === 'write' || mode === 'write-memory'
+    ? await writePhase(mode === 'write' ? directory : undefined, Number(events))
+    : mode === 'stream'
+      ? await streamPhase(directory === '-' ? undefined : directory, Number(events))
+      : await loadPhase(directory!, mode === 'resume')
 process.stdout.write(JSON.stringify(report) + '\n')

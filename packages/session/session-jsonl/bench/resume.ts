@@ -1,8 +1,11 @@
 /**
  * Resume budget of the JSONL backend (spec §13, R-PERF-2): write a session of
  * N events (default 1,000,000, mostly `assistant/chunk` inside steps) through
- * `append` + `flush` (fsync at every turn end, as the loop's checkpoint does),
- * then load it back in a fresh process and report time and peak RSS.
+ * a live `ctx.sessions` session with the backend wired, flushing (fsync) at
+ * every turn end as the loop's checkpoint does; then, each in a fresh
+ * process, load it back, and load + `ctx.sessions.prepare` it (a whole
+ * resume), reporting time and peak RSS. The write is also run without
+ * persistence, to show what the backend adds.
  *
  *   npx tsx packages/session/session-jsonl/bench/resume.ts [events] [--keep <dir>]
  *
@@ -62,18 +65,31 @@ async function main() {
     const run = (...phaseArgs: string[]) =>
       JSON.parse(execFileSync(process.execPath, [phases, ...phaseArgs], { cwd: repoRoot, encoding: 'utf8' })) as PhaseReport
     const write = run('write', directory, String(total))
+    const memory = run('write-memory', '-', String(total))
     const load = run('load', directory)
-    const perSecond = (report: PhaseReport) => Math.round(report.events / (report.ms / 1000)).toLocaleString('en-US')
+    const resume = run('resume', directory)
+    const streamed = run('stream', join(work, 'stream'), String(total))
+    const streamedMemory = run('stream', '-', String(total))
+    const perSecond = (events: number, ms: number) => Math.round(events / (ms / 1000)).toLocaleString('en-US')
     console.log(`dsh-session-jsonl resume bench: ${write.events.toLocaleString('en-US')} events, node ${process.version}, ${process.platform}`)
     console.log(
-      `write: ${write.ms.toFixed(0)} ms, ${perSecond(write)} events/s, ${write.flushes} flushes (fsync each), ` +
-        `${((write.bytes ?? 0) / 1e6).toFixed(1)} MB file, peak RSS ${write.maxRssMb.toFixed(0)} MB`,
+      `write:  ${write.ms.toFixed(0)} ms, ${perSecond(write.events, write.ms)} events/s through ctx.sessions + JSONL, ` +
+        `${write.flushes} flushes (fsync each), ${((write.bytes ?? 0) / 1e6).toFixed(1)} MB file, peak RSS ${write.maxRssMb.toFixed(0)} MB`,
+    )
+    console.log(`        (without persistence: ${memory.ms.toFixed(0)} ms, ${perSecond(memory.events, memory.ms)} events/s)`)
+    console.log(
+      `stream: ${perSecond(streamed.events, streamed.ms)} chunks/s into one step through ctx.sessions + JSONL (one flush at the end); ` +
+        `without persistence ${perSecond(streamedMemory.events, streamedMemory.ms)} chunks/s`,
     )
     console.log(
-      `load:  ${load.ms.toFixed(0)} ms, ${perSecond(load)} events/s, peak RSS ${load.maxRssMb.toFixed(0)} MB ` +
-        `(${load.baselineRssMb!.toFixed(0)} MB before the load; budget 3000 ms, 300 MB), ${load.warnings} warnings, ${load.repairs} repairs`,
+      `load:   ${load.ms.toFixed(0)} ms, ${perSecond(load.events, load.ms)} events/s, peak RSS ${load.maxRssMb.toFixed(0)} MB ` +
+        `(${load.baselineRssMb!.toFixed(0)} MB before), ${load.warnings} warnings, ${load.repairs} repairs`,
     )
-    if (load.events !== write.events) throw new Error(`loaded ${load.events} events, wrote ${write.events}`)
+    console.log(
+      `resume: ${resume.ms.toFixed(0)} ms (load ${resume.loadMs!.toFixed(0)} ms + ctx.sessions.prepare ${(resume.ms - resume.loadMs!).toFixed(0)} ms), ` +
+        `peak RSS ${resume.maxRssMb.toFixed(0)} MB; budget 3000 ms, 300 MB`,
+    )
+    if (load.events !== write.events || resume.events !== write.events) throw new Error(`loaded ${load.events} / resumed ${resume.events} events, wrote ${write.events}`)
   } finally {
     rmSync(work, { recursive: true, force: true })
   }

@@ -1,6 +1,7 @@
 import Schema from 'schemastery'
 import type { AnySessionEvent, LoadedSession, PersistedSessionInfo, SessionId, SessionPersistence } from '@deepseek-ai/dsh-session'
-import { Context, Service } from './cordis'
+import { Context, Service, type Events } from './cordis'
+import { onHot } from './hot-listener'
 import { eventTypeCatalog } from './event-types'
 import { resolveDirectory } from './session-paths'
 import { SessionFiles } from './session-files'
@@ -49,10 +50,12 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
       warn: (error) => logger.warn(error),
     }))
     // Global listeners (they see every session, also from agent-scoped contexts). They call the
-    // plain backend object directly: `session/event` is the streaming hot path.
+    // plain backend object directly; `session/event`, the streaming hot path, also skips Cordis'
+    // per-call tracing (see `onHot`).
     const global = { global: true }
+    const record: (...args: Parameters<Events['session/event']>) => void = (session, event) => files.record(session, event)
     ctx.on('session/created', (session) => files.attach(session), global)
-    ctx.on('session/event', (session, event) => files.record(session, event), global)
+    onHot(ctx, 'session/event', record)
     ctx.on('session/flush', (session) => files.flushLive(session), global)
     ctx.on('session/disposed', (session) => files.detach(session), global)
     ctx.effect(() => () => files.closeAll(), 'session-jsonl: close writers')

@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context, type Fiber } from 'cordis'
@@ -226,6 +226,21 @@ describe('wiring: late mounting and hot replacement', () => {
     turn(session, 3)
     await ctx.sessions.flush(session)
     expect(lines(join(dir, 'reloaded.jsonl'))).toEqual(plain(session.events))
+  })
+
+  it('disposing the plugin removes all its listeners: later sessions leave no trace in the directory', async () => {
+    const dir = tempDir()
+    const ctx = await app(dir)
+    const live = ctx.sessions.create(sid('before'))
+    turn(live, 1)
+    await unplug(ctx)
+    turn(live, 2)
+    const after = ctx.sessions.create(sid('after'))
+    turn(after, 1)
+    await ctx.sessions.flush(live)
+    await ctx.sessions.flush(after)
+    expect(readdirSync(dir).sort()).toEqual(['before.jsonl'])
+    expect(lines(join(dir, 'before.jsonl'))).toHaveLength(10)
   })
 })
 
