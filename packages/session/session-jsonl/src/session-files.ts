@@ -71,16 +71,7 @@ export class SessionFiles implements SessionPersistence {
 
   // ---- SessionPersistence ----------------------------------------------------------------
 
-  /**
-   * Queues events of session `id` (write-behind); `flush(id)` makes them
-   * durable. The events must continue the log: the first append of a new
-   * session starts with its `session/meta` at seq 0; an existing file is
-   * continued only after `load(id)` in this process, from the seq after its
-   * last event. Rejects with `INVALID_APPEND` (and queues nothing) for events
-   * that do not continue the log or cannot be serialized, `SESSION_LOCKED` for
-   * a session another writer holds or that is live in this process,
-   * `SESSION_EXISTS` for a file this process has not loaded.
-   */
+  /** See `JsonlSessionPersistence.append`. */
   async append(id: SessionId, events: readonly AnySessionEvent[]): Promise<void> {
     assertSafeSessionId(id)
     if (events.length === 0) return
@@ -88,7 +79,8 @@ export class SessionFiles implements SessionPersistence {
     let writer = this.writers.get(id)
     if (writer?.owner) throw liveError(id)
     if (writer?.closed) {
-      await writer.close().catch(() => {})
+      // Closing after its session was disposed: continue from its handover once it is done.
+      await writer.whenClosed().catch(() => {})
       writer = this.writers.get(id)
     }
     const lines = this.serializeAll(id, events, writer?.nextSeq)
@@ -108,27 +100,13 @@ export class SessionFiles implements SessionPersistence {
     await (writer.closed ? writer.whenClosed() : writer.flush())
   }
 
-  /**
-   * Reads session `id` back (streaming, line by line), repairs a crash and
-   * returns the whole log. A torn last line is truncated away and reported in
-   * `warnings`; crash repairs (R-PER-3) are appended to the file, fsynced and
-   * reported in `repairs`. Rejects with `SESSION_NOT_FOUND`, `CORRUPT_SESSION`
-   * (naming file and line), `UNKNOWN_TYPE`, `UNSUPPORTED_VERSION`, or
-   * `SESSION_LOCKED` when a live writer (here or in another process) holds
-   * the session. A writer opened by `append()` in this process is drained and
-   * released first.
-   */
+  /** See `JsonlSessionPersistence.load`. */
   load(id: SessionId): Promise<LoadedSession> {
     assertSafeSessionId(id)
     return this.exclusively(id, () => this.loadNow(id))
   }
 
-  /**
-   * The persisted sessions, most recently written first, from each file's
-   * first line and its `stat` (no file is read whole). Sessions appended in
-   * this process but not yet written are included. Files that are not
-   * sessions are skipped.
-   */
+  /** See `JsonlSessionPersistence.list`. */
   async list(): Promise<PersistedSessionInfo[]> {
     const infos = new Map<string, PersistedSessionInfo>()
     let names: string[] = []
@@ -169,12 +147,7 @@ export class SessionFiles implements SessionPersistence {
     }
   }
 
-  /**
-   * Removes session `id`'s file. Rejects with `SESSION_LIVE` when the session
-   * is live in this process, `SESSION_LOCKED` when another process writes it,
-   * `SESSION_NOT_FOUND` when there is nothing to delete. Events appended
-   * through `append()` and not yet written are dropped.
-   */
+  /** See `JsonlSessionPersistence.delete`. */
   delete(id: SessionId): Promise<void> {
     assertSafeSessionId(id)
     return this.exclusively(id, () => this.deleteNow(id))
@@ -182,11 +155,7 @@ export class SessionFiles implements SessionPersistence {
 
   // ---- Beyond the contract --------------------------------------------------------------
 
-  /**
-   * Drains, fsyncs and releases a session opened by `append()`, so another
-   * process may write it. Harmless for an id with no open writer. A live
-   * session is released by its disposal instead (rejects with `SESSION_LIVE`).
-   */
+  /** See `JsonlSessionPersistence.release`. */
   release(id: SessionId): Promise<void> {
     assertSafeSessionId(id)
     return this.exclusively(id, async () => {
