@@ -1,0 +1,97 @@
+import Schema from 'schemastery'
+import AgentRegistry from '@deepseek-ai/dsh-agent'
+import AgentDefaultModel from '@deepseek-ai/dsh-agent-default-model'
+import AgentLoop, { AgentLoopConfig, type ConfigAgent } from '@deepseek-ai/dsh-agent-loop'
+import Invariants from '@deepseek-ai/dsh-invariants'
+import LlmService from '@deepseek-ai/dsh-llm'
+import LlmRetry from '@deepseek-ai/dsh-llm-retry'
+import SessionStore from '@deepseek-ai/dsh-session'
+import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
+import ToolRegistry from '@deepseek-ai/dsh-tools'
+import type { Context } from './cordis'
+
+/**
+ * The spine's configuration. The loop's own fields sit at the top level; each
+ * sub-object is handed, as it is, to the package that owns it and is
+ * validated by that package's schema (so this bundle never drifts from its
+ * parts).
+ */
+export interface SpineConfig {
+  /** dsh-agent-loop: size of each agent's pool of concurrency-safe tool calls (1 = serial). Default 10. */
+  maxParallelToolCalls: number
+  /** dsh-agent-loop: agents started when the spine starts. Default none. */
+  agents: ConfigAgent[]
+  /** dsh-system-prompt: `{ identity?, persona? }`. */
+  systemPrompt: SystemPrompt.Config
+  /** dsh-agent-default-model: `{ provider?, model? }`, the route of agents that name none. */
+  defaultModel: AgentDefaultModel.Config
+  /** dsh-llm-retry: `{ baseDelayMs = 500, maxDelayMs = 30000, budgets? }`. */
+  retry: LlmRetry.Config
+  /** dsh-invariants: `{ policy? }` (`throw` | `log` | `collect`, default `log`). */
+  invariants: Invariants.Config
+}
+
+export namespace SpineConfig {
+  /** What a caller may pass: every field optional. */
+  export type Input = Partial<SpineConfig>
+}
+
+/** The whole configuration of the spine as one Schemastery schema, built from the owners' schemas. */
+export const SpineConfig: Schema<SpineConfig.Input, SpineConfig> = Schema.intersect([
+  AgentLoopConfig,
+  Schema.object({
+    systemPrompt: SystemPrompt.Config.description('dsh-system-prompt: harness identity and deployment persona.'),
+    defaultModel: AgentDefaultModel.Config.description('dsh-agent-default-model: the provider/model of agents that name none.'),
+    retry: LlmRetry.Config.description('dsh-llm-retry: backoff and per-code retry budgets for transient model failures.'),
+    invariants: Invariants.Config.description('dsh-invariants: what a broken runtime invariant does.'),
+  }),
+]) as unknown as Schema<SpineConfig.Input, SpineConfig>
+
+/**
+ * The packages the spine mounts, in mounting order. Services come first, in
+ * dependency order; then the policies that listen to the loop's checkpoints
+ * (default model, retry) and the invariant checker; the loop comes last, so
+ * every listener is in place before any agent (a config agent included) can
+ * start, and it is the first part to start unloading when the spine unloads
+ * (Cordis unloads a fiber's children in reverse order, concurrently).
+ */
+export const SPINE_PACKAGES = Object.freeze([
+  '@deepseek-ai/dsh-llm',
+  '@deepseek-ai/dsh-session',
+  '@deepseek-ai/dsh-system-prompt',
+  '@deepseek-ai/dsh-tools',
+  '@deepseek-ai/dsh-agent',
+  '@deepseek-ai/dsh-agent-default-model',
+  '@deepseek-ai/dsh-llm-retry',
+  '@deepseek-ai/dsh-invariants',
+  '@deepseek-ai/dsh-agent-loop',
+] as const)
+
+/**
+ * The spine bundle: one plugin that mounts every package an agent needs
+ * (`ctx.llm`, `ctx.sessions`, `ctx.systemPrompt`, `ctx.tools`, `ctx.agents`,
+ * `ctx.agentDefaultModel`, `ctx.llmRetry`, `ctx.invariants`, `ctx.agentLoop`)
+ * in the order of `SPINE_PACKAGES`, and forwards its config to them.
+ *
+ * It deliberately mounts no model adapter, no persistence backend and no
+ * tools: those are the application's choices, plugged next to the bundle.
+ * Awaiting the fiber resolves once every part is active; a part that fails to
+ * start (a bad config) rejects it. Disposing the fiber unloads all of them;
+ * an application that persists sessions should dispose its agent handles
+ * first, so the last turn's events reach the backend before it closes.
+ */
+export const AgentSpine = {
+  name: 'dsh-agent-spine',
+  Config: SpineConfig,
+  async apply(ctx: Context, config: SpineConfig): Promise<void> {
+    await ctx.plugin(LlmService)
+    await ctx.plugin(SessionStore)
+    await ctx.plugin(SystemPrompt, config.systemPrompt)
+    await ctx.plugin(ToolRegistry)
+    await ctx.plugin(AgentRegistry)
+    await ctx.plugin(AgentDefaultModel, config.defaultModel)
+    await ctx.plugin(LlmRetry, config.retry)
+    await ctx.plugin(Invariants, config.invariants)
+    await ctx.plugin(AgentLoop, { maxParallelToolCalls: config.maxParallelToolCalls, agents: config.agents })
+  },
+}

@@ -1,0 +1,203 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll } from 'vitest'
+import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
+
+export const packageRoot = fileURLToPath(new URL('..', import.meta.url))
+export const bin = join(packageRoot, 'bin/dsh-demo.js')
+
+const made: string[] = []
+const children: ChildProcess[] = []
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh temporary directory, removed after the file's tests. */
+export function tempDir(prefix = 'dsh-demo-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  made.push(dir)
+  return dir
+}
+
+/** Writes `files` (path → content) under `root`, creating directories. */
+export function writeTree(root: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), content)
+  }
+}
+
+/** A small workspace: a README, a package.json and a source directory. */
+export function workspace(): string {
+  const dir = tempDir('dsh-ws-')
+  writeTree(dir, {
+    'README.md': '# Tiny project\n\nIt adds numbers.\n',
+    'package.json': '{ "name": "tiny" }\n',
+    'src/add.ts': 'export const add = (a: number, b: number) => a + b\n',
+  })
+  return dir
+}
+
+/** A running `dsh-demo` child with its output collected. */
+export interface Demo {
+  readonly child: ChildProcess
+  stdout(): string
+  stderr(): string
+  /** Resolves once stdout (or `stream`) matches `pattern` `times` times; rejects if the process exits first. */
+  waitFor(pattern: RegExp, times?: number, stream?: 'stdout' | 'stderr'): Promise<void>
+  write(text: string): void
+  end(): void
+  /** Resolves with the exit status (or the signal's name). */
+  exited: Promise<number | string>
+}
+
+/** Starts `dsh-demo args` in `cwd` (colors off, no API keys inherited). */
+export function startDemo(args: readonly string[], options: { cwd: string; env?: Record<string, string> }): Demo {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...options.env }
+  delete env.FORCE_COLOR
+  for (const key of ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY']) if (!options.env?.[key]) delete env[key]
+  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  children.push(child)
+  const out = { stdout: '', stderr: '' }
+  const waiters = new Set<() => void>()
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    out.stdout += text
+    for (const check of waiters) check()
+  })
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    out.stderr += text
+    for (const check of waiters) check()
+  })
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)))
+  return {
+    child,
+    stdout: () => out.stdout,
+    stderr: () => out.stderr,
+    waitFor(pattern, times = 1, stream = 'stdout') {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`)
+          if ((out[stream].match(global)?.length ?? 0) >= times) {
+            waiters.delete(check)
+            resolve()
+          }
+        }
+        waiters.add(check)
+        check()
+        void exited.then(() => {
+          if (!waiters.has(check)) return
+          waiters.delete(check)
+          reject(new Error(`dsh-demo exited before ${stream} matched ${pattern} ×${times}.\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`))
+        })
+      })
+    },
+    write: (text) => void child.stdin!.write(text),
+    end: () => void child.stdin!.end(),
+    exited,
+  }
+}
+
+/** Runs `dsh-demo args` to its end with `input` on stdin. */
+export async function runDemo(args: readonly string[], options: { cwd: string; env?: Record<string, string>; input?: string }) {
+  const demo = startDemo(args, options)
+  if (options.input !== undefined) demo.write(options.input)
+  demo.end()
+  const status = await demo.exited
+  return { status, stdout: demo.stdout(), stderr: demo.stderr() }
+}
+
+/** The events of every session file in `dataDir`, by session id. */
+export function sessionFiles(dataDir: string): Record<string, AnySessionEvent[]> {
+  const out: Record<string, AnySessionEvent[]> = {}
+  for (const name of readdirSync(dataDir)) {
+    if (!name.endsWith('.jsonl')) continue
+    out[name.slice(0, -'.jsonl'.length)] = readEvents(join(dataDir, name))
+  }
+  return out
+}
+
+export function readEvents(file: string): AnySessionEvent[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as AnySessionEvent)
+}
+
+/** The only session in `dataDir`. */
+export function onlySession(dataDir: string): { id: string; events: AnySessionEvent[] } {
+  const sessions = Object.entries(sessionFiles(dataDir))
+  if (sessions.length !== 1) throw new Error(`expected one session in ${dataDir}, found ${sessions.length}`)
+  const [id, events] = sessions[0]!
+  return { id, events }
+}
+
+function textOf(content: readonly { type: string; text?: string }[]): string {
+  return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('')
+}
+
+/**
+ * A compact line per event, for whole-log assertions: consecutive
+ * `assistant/chunk`s collapse into `assistant/chunk ×N`, inbox bookkeeping
+ * and headers are left out.
+ */
+export function trace(events: readonly AnySessionEvent[]): string[] {
+  const lines: string[] = []
+  let chunks = 0
+  const flush = () => {
+    if (chunks) lines.push(`assistant/chunk ×${chunks}`)
+    chunks = 0
+  }
+  for (const event of events) {
+    if (event.type === 'assistant/chunk') {
+      chunks++
+      continue
+    }
+    flush()
+    switch (event.type) {
+      case 'session/meta':
+      case 'request/header':
+      case 'inbox/enqueue':
+      case 'inbox/dequeue':
+      case 'inbox/discard':
+      case 'inbox/requeue':
+        break
+      case 'turn/start':
+        lines.push(`turn/start ${event.data.turn} ${event.data.trigger.kind}`)
+        break
+      case 'turn/end': {
+        const reason = event.data.reason
+        lines.push(`turn/end ${event.data.turn} ${reason.kind}${reason.kind === 'stopped' ? ` by ${reason.by}` : reason.kind === 'error' ? ` ${reason.failure.code}` : ''}`)
+        break
+      }
+      case 'step/start':
+      case 'step/end':
+        lines.push(`${event.type} ${event.data.turn}.${event.data.step}`)
+        break
+      case 'user/message':
+      case 'steering/message':
+        lines.push(`${event.type} ${JSON.stringify(textOf(event.data.message.content))}`)
+        break
+      case 'assistant/message': {
+        const data = event.data
+        const calls = data.message.content.filter((block) => block.type === 'tool-call').map((block) => (block as { name: string }).name)
+        const reason = data.finishReason.kind === 'error' ? `error ${data.finishReason.failure.code}` : data.finishReason.kind
+        lines.push(`assistant/message ${reason}${calls.length ? ` calls ${calls.join(',')}` : ''}${data.interrupted ? ' interrupted' : ''}`)
+        break
+      }
+      case 'tool/call':
+        lines.push(`tool/call ${event.data.name}`)
+        break
+      case 'tool/result':
+        lines.push(`tool/result ${event.data.error ? event.data.error.code : 'ok'}`)
+        break
+      default:
+        lines.push(event.type)
+    }
+  }
+  flush()
+  return lines
+}
