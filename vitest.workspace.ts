@@ -47,4 +47,4 @@ const scripts: TestProjectInlineConfiguration = {
   test: { name: 'scripts', root: 'scripts', include: ['tests/**/*.test.ts'] },
 }
 
-export default [...packages.map(project), scripts]
+export default [...packages.map(project), scripts, { test: { name: 'bench', root: 'bench', include: ['tests/**/*.test.ts'] } }]

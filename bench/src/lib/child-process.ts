@@ -1,0 +1,56 @@
+/**
+ * Starting bench children: every run is a fresh Node process that resolves
+ * the workspace packages to their TypeScript sources (the `source` export
+ * condition, through tsx), with `--expose-gc` for heap figures.
+ */
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const RESULT_PREFIX = '@@bench-result '
+
+/**
+ * Node flags of every child: source resolution, the TypeScript loader
+ * (resolved from this package, so children find it whatever their cwd), and
+ * gc().
+ */
+export function childFlags(): string[] {
+  return ['--conditions=source', '--import', import.meta.resolve('tsx'), '--expose-gc']
+}
+
+/**
+ * Throws unless `@deepseek-ai/*` packages resolve to their `src/` (the bench
+ * measures the sources of this checkout, never a stale `dist/`).
+ */
+export function assertSourceResolution(): void {
+  const resolved = fileURLToPath(import.meta.resolve('@deepseek-ai/dsh-agent-loop'))
+  if (!/[/\\]src[/\\]index\.ts$/.test(resolved)) {
+    throw new Error(`@deepseek-ai/dsh-agent-loop resolved to ${resolved}, not to its sources: run the bench through \`pnpm bench\` (node --conditions=source)`)
+  }
+}
+
+export interface ChildOutcome {
+  result: unknown
+  stderr: string
+}
+
+/** Runs `script` with `args` in a child (the bench flags plus `extraFlags`) and returns its result line, parsed. */
+export function runChild(script: string, args: readonly string[], extraFlags: readonly string[] = []): Promise<ChildOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...childFlags(), ...extraFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (data: string) => (stdout += data))
+    child.stderr.setEncoding('utf8').on('data', (data: string) => (stderr += data))
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX))
+      if (code !== 0 || line === undefined) {
+        const why = signal ? `was killed by ${signal}` : `exited with code ${code}`
+        reject(new Error(`bench child ${script} ${args.slice(0, 2).join(' ')} ${why}${line ? '' : ' without a result'}:\n${stderr.trim().slice(-4000)}`))
+        return
+      }
+      resolve({ result: JSON.parse(line.slice(RESULT_PREFIX.length)), stderr })
+    })
+  })
+}
+

@@ -1,0 +1,26 @@
+import { cpus, loadavg, platform, release, totalmem } from 'node:os'
+
+/** What the figures were measured on. */
+export interface Machine {
+  cpu: string
+  cores: number
+  memoryGb: number
+  os: string
+  node: string
+}
+
+export function machine(): Machine {
+  const list = cpus()
+  return {
+    cpu: list[0]?.model.trim() ?? 'unknown',
+    cores: list.length,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+  }
+}
+
+/** The 1-minute load average: other processes competing for the cores make wall times noisy. */
+export function load(): number {
+  return Math.round(loadavg()[0]! * 100) / 100
+}

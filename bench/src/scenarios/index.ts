@@ -1,0 +1,17 @@
+import type { Scenario } from '../lib/scenario.ts'
+import turnOverhead from './turn-overhead.ts'
+import toolTurns from './tool-turns.ts'
+import growth from './growth.ts'
+import streaming from './streaming.ts'
+import parallelTools from './parallel-tools.ts'
+import resume from './resume.ts'
+import prefixStability from './prefix-stability.ts'
+
+/** Every scenario, in the order of the table. */
+export const scenarios: readonly Scenario<any>[] = [turnOverhead, toolTurns, growth, streaming, parallelTools, resume, prefixStability]
+
+export function scenario(id: string): Scenario<any> {
+  const found = scenarios.find((s) => s.id === id)
+  if (!found) throw new Error(`unknown scenario "${id}"; known: ${scenarios.map((s) => s.id).join(', ')}`)
+  return found
+}

@@ -1,0 +1,138 @@
+/**
+ * The dsh spine as a user composes it: llm, sessions, tools, system prompt,
+ * agents and the agent loop, with the embedded `ScriptedModel` (zero latency,
+ * `record: false`) as provider `scripted`, and optionally JSONL persistence.
+ * Everything goes through public package entry points.
+ */
+import { Context } from 'cordis'
+import { z } from 'zod'
+import Agents, { type Agent, type AgentHandle } from '@deepseek-ai/dsh-agent'
+import AgentLoop from '@deepseek-ai/dsh-agent-loop'
+import Llm, { type LlmRequest } from '@deepseek-ai/dsh-llm'
+import { ScriptedModel, type Responder, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import Sessions, { SessionId } from '@deepseek-ai/dsh-session'
+import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
+import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
+import Tools, { defineTool, type ToolDefinition } from '@deepseek-ai/dsh-tools'
+import { ANSWER_DELTAS, NOOP_DESCRIPTION, NOOP_TOOL, SLOW_DESCRIPTION, SLOW_TOOL, SLOW_TOOL_MS } from './workload.ts'
+
+export const PROVIDER = 'scripted'
+export const MODEL = 'bench-model'
+
+export interface SpineOptions {
+  /** Answers every model call. */
+  respond: Responder
+  tools?: ToolDefinition<any>[]
+  /** Mount `@deepseek-ai/dsh-session-jsonl` writing into this directory. */
+  jsonlDirectory?: string
+  maxParallelToolCalls?: number
+}
+
+export interface Spine {
+  readonly root: Context
+  readonly model: ScriptedModel
+  /** `ctx.agents.create` with the bench's provider and model. */
+  create(id: string): Promise<AgentHandle>
+  /** `ctx.agents.resume` (needs `jsonlDirectory`). */
+  resume(id: string): Promise<AgentHandle>
+  /** Disposes every agent (flushing their sessions) and then the whole context. */
+  dispose(): Promise<void>
+}
+
+export async function spine(options: SpineOptions): Promise<Spine> {
+  const root = new Context()
+  // Kept in mount order, disposed in reverse: the loop first, the llm seam last.
+  const fibers: Array<{ dispose(): unknown }> = []
+  const mount = async (fiber: PromiseLike<unknown> & { dispose(): unknown }) => {
+    await fiber
+    fibers.push(fiber)
+  }
+  await mount(root.plugin(Llm))
+  await mount(root.plugin(Sessions))
+  if (options.jsonlDirectory !== undefined) await mount(root.plugin(JsonlSessionPersistence, { directory: options.jsonlDirectory }))
+  await mount(root.plugin(Tools))
+  await mount(root.plugin(SystemPrompt, { identity: 'You are a coding agent running a benchmark.', persona: '' }))
+  await mount(root.plugin(Agents))
+  const model = new ScriptedModel({ record: false, respond: options.respond })
+  root.llm.registerAdapter([PROVIDER], model)
+  for (const tool of options.tools ?? []) root.tools.register(tool)
+  await mount(root.plugin(AgentLoop, { maxParallelToolCalls: options.maxParallelToolCalls ?? 10, agents: [] }))
+  const handles = new Set<AgentHandle>()
+  const agentOptions = { provider: PROVIDER, model: MODEL }
+  // The caller's handle forgets the agent once disposed, so a released agent's memory can be collected.
+  const track = (handle: AgentHandle): AgentHandle => {
+    handles.add(handle)
+    return {
+      agent: handle.agent,
+      dispose: async () => {
+        handles.delete(handle)
+        await handle.dispose()
+      },
+    }
+  }
+  return {
+    root,
+    model,
+    async create(id) {
+      return track(await root.agents.create({ sessionId: SessionId(id), agentOptions }))
+    },
+    async resume(id) {
+      return track(await root.agents.resume({ resumeSessionId: SessionId(id), agentOptions }))
+    },
+    async dispose() {
+      for (const handle of [...handles]) await handle.dispose()
+      handles.clear()
+      for (const fiber of fibers.splice(0).reverse()) await fiber.dispose()
+    },
+  }
+}
+
+/** Runs one ordinary turn: a follow-up, then wait until the loop is idle again. */
+export async function turn(agent: Agent, text: string): Promise<void> {
+  agent.followup(text)
+  await agent.whenIdle()
+}
+
+/** True when the last message of the request is a tool result: the model answers; else it calls tools. */
+export function afterToolResults(request: LlmRequest): boolean {
+  const last = request.messages[request.messages.length - 1]
+  return last !== undefined && last.content.some((block) => block.type === 'tool-result')
+}
+
+const ANSWER: ScriptReply = { text: ANSWER_DELTAS }
+
+/** Every call answers with the 20-delta text. */
+export const answerResponder: Responder = () => ANSWER
+
+/** A tool step of `count` calls of `tool`, then the 20-delta answer once the results are in. */
+export function toolRoundResponder(tool: string, count: number): Responder {
+  const calls: ScriptReply = { toolCalls: Array.from({ length: count }, (_, n) => ({ name: tool, arguments: { n } })) }
+  return (request) => (afterToolResults(request) ? ANSWER : calls)
+}
+
+const args = z.object({ n: z.number() })
+
+/** The concurrency-safe no-op tool, declared the documented way (`defineTool` with a zod schema). */
+export const noopTool = defineTool({
+  name: NOOP_TOOL,
+  description: NOOP_DESCRIPTION,
+  parameters: args,
+  isConcurrencySafe: () => true,
+  execute: () => 'ok',
+})
+
+/** The concurrency-safe tool that takes `SLOW_TOOL_MS` of wall time. */
+export const slowTool = defineTool({
+  name: SLOW_TOOL,
+  description: SLOW_DESCRIPTION,
+  parameters: args,
+  isConcurrencySafe: () => true,
+  execute: () => new Promise<string>((resolve) => setTimeout(() => resolve('ok'), SLOW_TOOL_MS)),
+})
+
+/** The resume workload: a step of `count` calls of `tool`, then an answer of `answerDeltas` text deltas. */
+export function resumeResponder(tool: string, count: number, answerDeltas: number): Responder {
+  const answer: ScriptReply = { text: Array.from({ length: answerDeltas }, (_, i) => `w${i} `) }
+  const calls: ScriptReply = { toolCalls: Array.from({ length: count }, (_, n) => ({ name: tool, arguments: { n } })) }
+  return (request) => (afterToolResults(request) ? answer : calls)
+}

@@ -1,0 +1,61 @@
+/**
+ * `pnpm bench:smoke` as CI runs it: every scenario at tiny sizes, every
+ * subject, in real child processes. It asserts that each run produced its
+ * figures and the results that do not depend on time (prefix stability,
+ * counts), never a duration.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { BenchReport } from '../src/run-bench.ts'
+
+const bench = fileURLToPath(new URL('..', import.meta.url))
+const work = mkdtempSync(join(tmpdir(), 'dsh-bench-smoke-'))
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('pnpm bench:smoke', () => {
+  it('runs every scenario for every subject it names and writes the figures', { timeout: 600_000 }, () => {
+    const out = join(work, 'smoke.json')
+    const child = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts', '--smoke', '--out', out], {
+      cwd: bench,
+      encoding: 'utf8',
+    })
+    expect(child.stderr).not.toMatch(/could not run|failed:/)
+    expect(child.status).toBe(0)
+    const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport
+    expect(report.mode).toBe('smoke')
+
+    const subjects = Object.fromEntries(report.scenarios.map((s) => [s.id, Object.keys(s.subjects)]))
+    expect(subjects).toEqual({
+      'turn-overhead': ['dsh', 'pi-agent-core', 'ai-sdk'],
+      'tool-turns': ['dsh', 'pi-agent-core', 'ai-sdk'],
+      growth: ['dsh', 'pi-agent-core', 'ai-sdk'],
+      streaming: ['dsh'],
+      'parallel-tools': ['dsh', 'pi-agent-core', 'ai-sdk'],
+      resume: ['dsh'],
+      'prefix-stability': ['dsh'],
+    })
+    // Every subject ran once and every figure is a finite number.
+    for (const scenario of report.scenarios) {
+      for (const [subject, result] of Object.entries(scenario.subjects)) {
+        expect({ scenario: scenario.id, subject, runs: result!.runs.length, error: result!.error }).toEqual({ scenario: scenario.id, subject, runs: 1, error: undefined })
+        for (const value of Object.values(result!.median)) expect(Number.isFinite(value)).toBe(true)
+      }
+    }
+
+    const figures = (id: string) => report.scenarios.find((s) => s.id === id)!.subjects.dsh!.median
+    // Model-visible bytes only ever grow by appending, across the resume too.
+    expect(figures('prefix-stability')).toMatchObject({ requests: 20, extended: 19, share: 100, resumeExtends: 1 })
+    // The growth run did the turns it was asked for, and the resumed session has every written event.
+    expect(figures('growth').turns).toBe(40)
+    expect(figures('resume').events).toBeGreaterThanOrEqual(3000)
+
+    // The table names every scenario.
+    for (const title of ['1. Turn overhead', '2. Tool turns', '3. Growth', '4. Streaming', '5. Parallel tools', '6. Resume', '7. Prefix stability']) {
+      expect(child.stdout).toContain(`**${title}**`)
+    }
+  })
+})
