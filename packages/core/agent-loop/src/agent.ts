@@ -50,7 +50,10 @@ export class ReactLoopAgent implements Agent {
   readonly logger: ReturnType<Context['logger']>
   /** The open turn (between `turn/start` and `turn/end`). */
   openTurn: TurnState | undefined
+  /** Entered in the session store: admission is open. */
   published = false
+  /** `agent/session-start` was emitted: the drain may run. */
+  started = false
   disposing = false
 
   private _status: AgentStatus = 'idle'
@@ -171,7 +174,7 @@ export class ReactLoopAgent implements Agent {
 
   /** Starts the drain unless it runs already. Called on wakeups and when publication completes. */
   kick(): void {
-    if (this.pumping || !this.published || this.disposing || !this.hasWork()) return
+    if (this.pumping || !this.started || this.disposing || !this.hasWork()) return
     const run = withInitiator(this, () => this.pump())
     this.pumping = run
     run.then(() => {

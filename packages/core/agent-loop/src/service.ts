@@ -189,6 +189,7 @@ export class AgentLoop extends Service implements AgentFactory {
 
   private start(record: AgentRecord, source: SessionStartSource): void {
     record.agent.events.emit('agent/session-start', source)
+    record.agent.started = true
     record.agent.kick()
   }
 
@@ -243,15 +244,17 @@ export class AgentLoop extends Service implements AgentFactory {
       },
       publish() {
         detachSession = env.sessions.enter(session)
+        // From here `agent/created` listeners may already send input; the drain starts only in `start`.
+        agent.published = true
         try {
           detachAgent = home.agents.enter(agent)
         } catch (error) {
+          agent.published = false
           const detach = detachSession
           detachSession = undefined
           detach()
           throw error
         }
-        agent.published = true
       },
     }
   }
