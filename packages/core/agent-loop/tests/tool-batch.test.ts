@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { defineTool } from '@deepseek-ai/dsh-tools'
+import { deferred, spine, trace, transcript } from './harness'
+
+/** A tool whose calls wait for the test: `gates[arg]` releases the call named `arg`. */
+function gatedTool(name: string, options: { safe: boolean | (() => boolean); log: string[] }) {
+  const gates = new Map<string, ReturnType<typeof deferred<string>>>()
+  const gate = (key: string) => {
+    let entry = gates.get(key)
+    if (!entry) gates.set(key, (entry = deferred<string>()))
+    return entry
+  }
+  const tool = defineTool({
+    name,
+    description: `${name} waits for the test`,
+    parameters: z.object({ key: z.string() }),
+    isConcurrencySafe: () => (typeof options.safe === 'function' ? options.safe() : options.safe),
+    execute: async ({ key }, run) => {
+      options.log.push(`start ${key}`)
+      const out = await gate(key).promise
+      run.deferContext({ label: `ctx ${key}`, content: `context of ${key}` })
+      options.log.push(`end ${key}`)
+      return out
+    },
+  })
+  return { tool, release: (key: string, value = `result ${key}`) => gate(key).resolve(value) }
+}
+
+const calls = (name: string, keys: string[]) => keys.map((key) => ({ name, arguments: { key } }))
+
+/** Lets every pending microtask and I/O callback run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('tool batches (R-TOOL-3)', () => {
+  it('concurrency-safe calls overlap; tool/call, results and contexts stay in model order', async () => {
+    const log: string[] = []
+    const { tool, release } = gatedTool('read', { safe: true, log })
+    const { agent, model } = await spine({ tools: [tool], model: { script: [{ toolCalls: calls('read', ['a', 'b', 'c']), answer: 'done' }] } })
+    const a = await agent()
+    a.followup('go')
+    await settle()
+    expect(log).toEqual(['start a', 'start b', 'start c'])
+    release('c')
+    release('b')
+    await settle()
+    expect(trace(a.session).filter((l) => l.startsWith('tool/'))).toEqual(['tool/call read', 'tool/call read', 'tool/call read'])
+    release('a')
+    await a.whenIdle()
+    expect(trace(a.session).filter((l) => l.startsWith('tool/') || l.startsWith('user/message "context'))).toEqual([
+      'tool/call read',
+      'tool/call read',
+      'tool/call read',
+      'tool/result ok "result a"',
+      'tool/result ok "result b"',
+      'tool/result ok "result c"',
+      'user/message "context of a"',
+      'user/message "context of b"',
+      'user/message "context of c"',
+    ])
+    expect(transcript(model.requests[1]!.messages).slice(2)).toEqual([
+      'user: result result a',
+      'user: result result b',
+      'user: result result c',
+      'user: context of a',
+      'user: context of b',
+      'user: context of c',
+    ])
+  })
+
+  it('the pool rolls: at most maxParallelToolCalls bodies run, and the next starts as soon as one ends', async () => {
+    const log: string[] = []
+    const { tool, release } = gatedTool('read', { safe: true, log })
+    const { agent } = await spine({ maxParallelToolCalls: 2, tools: [tool], model: { script: [{ toolCalls: calls('read', ['a', 'b', 'c', 'd']), answer: 'done' }] } })
+    const a = await agent()
+    a.followup('go')
+    await settle()
+    expect(log).toEqual(['start a', 'start b'])
+    release('b')
+    await settle()
+    expect(log).toEqual(['start a', 'start b', 'end b', 'start c'])
+    release('a')
+    await settle()
+    expect(log).toEqual(['start a', 'start b', 'end b', 'start c', 'end a', 'start d'])
+    release('c')
+    release('d')
+    await a.whenIdle()
+  })
+
+  it('an exclusive call is a barrier: it waits for the running calls, and later calls wait for it', async () => {
+    const log: string[] = []
+    const safe = gatedTool('read', { safe: true, log })
+    const exclusive = gatedTool('write', { safe: false, log })
+    const { agent } = await spine({
+      tools: [safe.tool, exclusive.tool],
+      model: { script: [{ toolCalls: [...calls('read', ['r1']), ...calls('write', ['w']), ...calls('read', ['r2'])], answer: 'done' }] },
+    })
+    const a = await agent()
+    a.followup('go')
+    await settle()
+    expect(log).toEqual(['start r1'])
+    safe.release('r1')
+    await settle()
+    expect(log).toEqual(['start r1', 'end r1', 'start w'])
+    exclusive.release('w')
+    await settle()
+    expect(log).toEqual(['start r1', 'end r1', 'start w', 'end w', 'start r2'])
+    safe.release('r2')
+    await a.whenIdle()
+  })
+
+  it('maxParallelToolCalls 1 runs every call serially', async () => {
+    const log: string[] = []
+    const { tool, release } = gatedTool('read', { safe: true, log })
+    const { agent } = await spine({ maxParallelToolCalls: 1, tools: [tool], model: { script: [{ toolCalls: calls('read', ['a', 'b']), answer: 'done' }] } })
+    const a = await agent()
+    a.followup('go')
+    await settle()
+    expect(log).toEqual(['start a'])
+    release('a')
+    await settle()
+    expect(log).toEqual(['start a', 'end a', 'start b'])
+    release('b')
+    await a.whenIdle()
+  })
+
+  it('each call is classified just before it starts, not when the batch begins', async () => {
+    const log: string[] = []
+    let safeNow = true
+    const flip = gatedTool('read', { safe: () => safeNow, log })
+    const { agent } = await spine({ maxParallelToolCalls: 2, tools: [flip.tool], model: { script: [{ toolCalls: calls('read', ['a', 'b', 'c']), answer: 'done' }] } })
+    const a = await agent()
+    a.followup('go')
+    await settle()
+    expect(log).toEqual(['start a', 'start b'])
+    // c waits for room; by the time it gets some, it has become exclusive.
+    safeNow = false
+    flip.release('a')
+    await settle()
+    expect(log).toEqual(['start a', 'start b', 'end a'])
+    flip.release('b')
+    await settle()
+    expect(log).toEqual(['start a', 'start b', 'end a', 'end b', 'start c'])
+    flip.release('c')
+    await a.whenIdle()
+  })
+
+  it('unknown tools and invalid arguments still get results, in order, and the turn goes on', async () => {
+    const { agent, model } = await spine({
+      model: { script: [{ toolCalls: [{ name: 'nope', arguments: {} }, { name: 'also_nope', arguments: '{not json' }], answer: 'recovered' }] },
+    })
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    const results = trace(a.session).filter((l) => l.startsWith('tool/result'))
+    expect(results.map((l) => l.split(' ')[1])).toEqual(['UNKNOWN_TOOL', 'UNKNOWN_TOOL'])
+    expect(transcript(model.requests[1]!.messages).at(-1)).toMatch(/^user: result Error: /)
+    expect(trace(a.session).at(-1)).toBe('turn/end 1 completed')
+  })
+})
