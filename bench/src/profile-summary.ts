@@ -3,10 +3,14 @@
  * or `pnpm bench --profile`), grouped by function and source location, and
  * optionally the callers of one function:
  *
- *   node --import tsx bench/src/profile-summary.ts <file.cpuprofile> [top=30] [--callers <text>]
+ *   node --import tsx bench/src/profile-summary.ts <file.cpuprofile> [top=30] [--from-ms <ms>] [--callers <text> [--depth <n>]]
  *
+ * `--from-ms` skips the samples of the first milliseconds of the profile
+ * (module loading and warm-up): asynchronous code has no caller frames in a
+ * CPU profile, so time is the practical way to isolate the measured part.
  * `--callers` attributes the self time of every function whose label
- * (`name file:line`) contains the text to its callers, two frames up.
+ * (`name file:line`) contains the text to its callers, `--depth` frames up
+ * (default 2).
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -23,18 +27,25 @@ interface Profile {
   timeDeltas: number[]
 }
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { callers: { type: 'string' } } })
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { callers: { type: 'string' }, 'from-ms': { type: 'string' }, depth: { type: 'string' } } })
 const [file, topArg] = positionals
-if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top] [--callers <text>]')
+if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top] [--from-ms <ms>] [--callers <text> [--depth <n>]]')
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]))
 const parent = new Map<number, number>()
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
 
+const fromUs = Number(values['from-ms'] ?? 0) * 1000
+
 /** Microseconds of samples whose leaf is each node. */
 const selfTime = new Map<number, number>()
-profile.samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+let clock = 0
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0
+  clock += delta
+  if (clock >= fromUs) selfTime.set(id, (selfTime.get(id) ?? 0) + delta)
+})
 
 function label(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame
@@ -58,12 +69,13 @@ for (const [key, time] of [...byLabel].sort((a, b) => b[1] - a[1]).slice(0, Numb
 }
 
 if (values.callers) {
-  // Self time of the matching functions, attributed to their callers (two frames up).
+  // Self time of the matching functions, attributed to their callers (`--depth` frames up).
+  const depth = Number(values.depth ?? 2)
   const callers = new Map<string, number>()
   for (const [id, time] of selfTime) {
     if (!label(byId.get(id)!).includes(values.callers)) continue
     const path: string[] = []
-    for (let up = parent.get(id); up !== undefined && path.length < 2; up = parent.get(up)) path.push(label(byId.get(up)!))
+    for (let up = parent.get(id); up !== undefined && path.length < depth; up = parent.get(up)) path.push(label(byId.get(up)!))
     const key = path.join(' ← ') || '(root)'
     callers.set(key, (callers.get(key) ?? 0) + time)
   }
