@@ -22,6 +22,12 @@ export interface PhaseReport {
   ms: number
   /** `resume`: the part of `ms` spent in `load`. */
   loadMs?: number
+  /**
+   * CPU time (user + system, all threads) over the same span as `ms`. On a
+   * busy machine wall time mostly measures the wait for a core; CPU time is
+   * what the work costs.
+   */
+  cpuMs: number
   maxRssMb: number
   /** RSS before the phase's work (modules loaded, backend mounted). */
   baselineRssMb?: number
@@ -115,6 +121,11 @@ function* turns(total: number): Generator<Array<[SessionEventType, unknown]>> {
   }
 }
 
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start)
+  return (user + system) / 1000
+}
+
 async function mount(directory: string | undefined) {
   const root = new Context()
   await root.plugin(Sessions)
@@ -126,6 +137,7 @@ async function mount(directory: string | undefined) {
 /** Appends the bench session to a live session, one event at a time as the loop does, flushing at every turn end. */
 async function writePhase(directory: string | undefined, total: number): Promise<PhaseReport> {
   const { root, backend, dispose } = await mount(directory)
+  const cpu = process.cpuUsage()
   const started = performance.now()
   const session = root.sessions.create(ID, { cwd: '/bench' })
   let flushes = 0
@@ -135,11 +147,13 @@ async function writePhase(directory: string | undefined, total: number): Promise
     flushes++
   }
   const ms = performance.now() - started
+  const cpuMs = cpuSince(cpu)
   await dispose()
   return {
     phase: directory === undefined ? 'write-memory' : 'write',
     events: session.events.length,
     ms,
+    cpuMs,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     flushes,
     ...(backend ? { bytes: statSync(backend.fileOf(ID)).size } : {}),
@@ -156,6 +170,7 @@ async function streamPhase(directory: string | undefined, chunks: number): Promi
   const session = root.sessions.create(ID)
   session.append('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
   session.append('step/start', { turn: 1, step: 1 })
+  const cpu = process.cpuUsage()
   const started = performance.now()
   for (let i = 0; i < chunks; i++) {
     session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: WORDS[i % WORDS.length]! + ' ' } })
@@ -164,22 +179,26 @@ async function streamPhase(directory: string | undefined, chunks: number): Promi
   }
   await root.sessions.flush(session)
   const ms = performance.now() - started
+  const cpuMs = cpuSince(cpu)
   await dispose()
-  return { phase: 'stream', events: chunks, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes: 1 }
+  return { phase: 'stream', events: chunks, ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes: 1 }
 }
 
 async function loadPhase(directory: string, prepare: boolean): Promise<PhaseReport> {
   const { root, backend, dispose } = await mount(directory)
   const baselineRssMb = process.memoryUsage().rss / 1e6
+  const cpu = process.cpuUsage()
   const started = performance.now()
   const loaded = await backend!.load(ID)
   const loadMs = performance.now() - started
   const session = prepare ? root.sessions.prepare(ID, { events: loaded.events }) : undefined
   const ms = performance.now() - started
+  const cpuMs = cpuSince(cpu)
   const report: PhaseReport = {
     phase: prepare ? 'resume' : 'load',
     events: session?.events.length ?? loaded.events.length,
     ms,
+    cpuMs,
     ...(prepare ? { loadMs } : {}),
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     baselineRssMb,

@@ -17,7 +17,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'tsup'
@@ -71,22 +71,23 @@ async function main() {
     const streamed = run('stream', join(work, 'stream'), String(total))
     const streamedMemory = run('stream', '-', String(total))
     const perSecond = (events: number, ms: number) => Math.round(events / (ms / 1000)).toLocaleString('en-US')
-    console.log(`dsh-session-jsonl resume bench: ${write.events.toLocaleString('en-US')} events, node ${process.version}, ${process.platform}`)
+    const times = (report: PhaseReport) => `${report.ms.toFixed(0)} ms wall, ${report.cpuMs.toFixed(0)} ms CPU`
+    console.log(`dsh-session-jsonl resume bench: ${write.events.toLocaleString('en-US')} events, node ${process.version}, ${process.platform}, load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`)
     console.log(
-      `write:  ${write.ms.toFixed(0)} ms, ${perSecond(write.events, write.ms)} events/s through ctx.sessions + JSONL, ` +
+      `write:  ${times(write)}, ${perSecond(write.events, write.ms)} events/s through ctx.sessions + JSONL, ` +
         `${write.flushes} flushes (fsync each), ${((write.bytes ?? 0) / 1e6).toFixed(1)} MB file, peak RSS ${write.maxRssMb.toFixed(0)} MB`,
     )
-    console.log(`        (without persistence: ${memory.ms.toFixed(0)} ms, ${perSecond(memory.events, memory.ms)} events/s)`)
+    console.log(`        without persistence: ${times(memory)}, ${perSecond(memory.events, memory.ms)} events/s`)
     console.log(
-      `stream: ${perSecond(streamed.events, streamed.ms)} chunks/s into one step through ctx.sessions + JSONL (one flush at the end); ` +
-        `without persistence ${perSecond(streamedMemory.events, streamedMemory.ms)} chunks/s`,
+      `stream: ${perSecond(streamed.events, streamed.ms)} chunks/s into one step through ctx.sessions + JSONL (${times(streamed)}, one flush at the end); ` +
+        `without persistence ${perSecond(streamedMemory.events, streamedMemory.ms)} chunks/s (${times(streamedMemory)})`,
     )
     console.log(
-      `load:   ${load.ms.toFixed(0)} ms, ${perSecond(load.events, load.ms)} events/s, peak RSS ${load.maxRssMb.toFixed(0)} MB ` +
+      `load:   ${times(load)}, ${perSecond(load.events, load.ms)} events/s, peak RSS ${load.maxRssMb.toFixed(0)} MB ` +
         `(${load.baselineRssMb!.toFixed(0)} MB before), ${load.warnings} warnings, ${load.repairs} repairs`,
     )
     console.log(
-      `resume: ${resume.ms.toFixed(0)} ms (load ${resume.loadMs!.toFixed(0)} ms + ctx.sessions.prepare ${(resume.ms - resume.loadMs!).toFixed(0)} ms), ` +
+      `resume: ${times(resume)} (load ${resume.loadMs!.toFixed(0)} ms + ctx.sessions.prepare ${(resume.ms - resume.loadMs!).toFixed(0)} ms wall), ` +
         `peak RSS ${resume.maxRssMb.toFixed(0)} MB; budget 3000 ms, 300 MB`,
     )
     if (load.events !== write.events || resume.events !== write.events) throw new Error(`loaded ${load.events} / resumed ${resume.events} events, wrote ${write.events}`)
