@@ -139,10 +139,13 @@ function textOf(content: readonly { type: string; text?: string }[]): string {
   return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('')
 }
 
+/** Log-only bookkeeping that whole-log assertions leave out. */
+const skipped = new Set(['session/meta', 'request/header', 'inbox/enqueue', 'inbox/dequeue', 'inbox/discard', 'inbox/requeue'])
+
 /**
  * A compact line per event, for whole-log assertions: consecutive
- * `assistant/chunk`s collapse into `assistant/chunk ×N`, inbox bookkeeping
- * and headers are left out.
+ * `assistant/chunk`s collapse into `assistant/chunk ×N` (also across left-out
+ * events), inbox bookkeeping and headers are left out.
  */
 export function trace(events: readonly AnySessionEvent[]): string[] {
   const lines: string[] = []
@@ -156,15 +159,9 @@ export function trace(events: readonly AnySessionEvent[]): string[] {
       chunks++
       continue
     }
+    if (skipped.has(event.type)) continue
     flush()
     switch (event.type) {
-      case 'session/meta':
-      case 'request/header':
-      case 'inbox/enqueue':
-      case 'inbox/dequeue':
-      case 'inbox/discard':
-      case 'inbox/requeue':
-        break
       case 'turn/start':
         lines.push(`turn/start ${event.data.turn} ${event.data.trigger.kind}`)
         break

@@ -33,8 +33,11 @@ describe('the spine bundle', () => {
       '@deepseek-ai/dsh-agent-default-model',
       '@deepseek-ai/dsh-llm-retry',
       '@deepseek-ai/dsh-invariants',
+      '@deepseek-ai/dsh-agent/invariant',
+      '@deepseek-ai/dsh-agent-loop/invariant',
       '@deepseek-ai/dsh-agent-loop',
     ])
+    expect(root.invariants.names()).toEqual(['agent-loop/request-reconstruction', 'agent/registry-pairing'])
     await spine.dispose()
     expect(services.filter((name) => root.get(name) !== undefined)).toEqual([])
   })
@@ -87,7 +90,7 @@ describe('the spine bundle', () => {
     [2, ['tool/call noop', 'tool/call noop', 'tool/result ok', 'tool/result ok']],
     [1, ['tool/call noop', 'tool/result ok', 'tool/call noop', 'tool/result ok']],
   ])('forwards maxParallelToolCalls = %i to the loop', async (maxParallelToolCalls, batch) => {
-    const { root, spine } = await mount({ maxParallelToolCalls, defaultModel: { provider: 'scripted', model: 'demo' } })
+    const { root, spine } = await mount({ maxParallelToolCalls, defaultModel: { provider: 'scripted', model: 'demo' }, invariants: { policy: 'throw' } })
     const noop = defineTool({ name: 'noop', description: 'Does nothing.', parameters: z.object({}), isConcurrencySafe: () => true, execute: () => 'done' })
     root.tools.register(noop)
     await root.plugin(ScriptedPlugin, { script: [{ toolCalls: [{ name: 'noop' }, { name: 'noop' }], answer: 'Both done.' }] })
@@ -108,6 +111,9 @@ describe('the spine bundle', () => {
       'step/end 1.2',
       'turn/end 1 completed',
     ])
+    // The invariant companions checked every request against the log (eagerly, under `throw`) and find nothing now.
+    expect(await root.invariants.check()).toEqual([])
+    expect(root.invariants.violations).toEqual([])
     await handle.dispose()
     await spine.dispose()
   })

@@ -51,7 +51,7 @@ async function mount(root: string, approval?: 'allow' | 'deny') {
   let n = 0
   const run = async (name: string, args: Record<string, unknown>) => {
     const result = await ctx.tools.execute({ id: CallId(`call_${++n}`), name, arguments: JSON.stringify(args) }, { agent })
-    const block = result.message.content[0] as { content: { type: string; text: string }[] }
+    const block = result.message.content[0] as unknown as { content: { type: string; text: string }[] }
     return { code: result.error?.code ?? 'ok', text: block.content.map((part) => part.text).join('') }
   }
   return { ctx, run, asked }
@@ -193,7 +193,7 @@ describe('the tool set', () => {
       ['search_files', ['pattern', 'path']],
       ['write_file', ['path', 'content']],
     ])
-    const safe = (name: string, args: object) => ctx.tools.isConcurrencySafe({ id: CallId('c'), name, arguments: JSON.stringify(args) })
+    const safe = (name: string, args: object) => ctx.tools.isConcurrencySafe({ name, arguments: JSON.stringify(args) })
     expect([safe('read_file', { path: 'a' }), safe('list_dir', { path: '.' }), safe('search_files', { pattern: 'x' }), safe('write_file', { path: 'a', content: '' })]).toEqual([
       true,
       true,

@@ -1,0 +1,53 @@
+import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
+import OpenAiProviders from '@deepseek-ai/dsh-llm-openai'
+import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
+import type { InvariantViolation } from '@deepseek-ai/dsh-invariants'
+import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
+import { Context } from '../cordis'
+import { AgentSpine } from '../spine'
+import { WorkspaceTools } from '../workspace-tools'
+import { ApprovalService } from './approval'
+import type { DemoSettings } from './settings'
+
+/** The running Cordis app of the command line. */
+export interface DemoApp {
+  /** A context of the app that injects `agents`, `sessions` and `sessionPersistence`: agents created through it belong to the app. */
+  readonly ctx: Context
+  /** Unloads everything; sessions still live are drained and flushed first. */
+  dispose(): Promise<void>
+}
+
+/**
+ * Composes the app: the spine bundle, JSONL persistence under
+ * `settings.dataDir`, the model adapter of `settings.route`, the workspace
+ * tools confined to `settings.cwd`, and `ctx.approval` backed by `decide`.
+ * A broken runtime invariant (the spine's companions check every request
+ * against the log) is handed to `onViolation`. Rejects when a part cannot
+ * start (e.g. the workspace does not exist).
+ */
+export async function startApp(
+  settings: DemoSettings,
+  decide: (request: ApprovalRequest) => Promise<'allow' | 'deny'>,
+  onViolation: (violation: InvariantViolation) => void,
+): Promise<DemoApp> {
+  const root = new Context()
+  let ready!: (ctx: Context) => void
+  const injected = new Promise<Context>((resolve) => (ready = resolve))
+  const route = settings.route
+  const fiber = root.plugin({
+    name: 'dsh-demo',
+    async apply(ctx: Context) {
+      await ctx.plugin(ApprovalService, decide)
+      ctx.on('invariants/violation', onViolation)
+      await ctx.plugin(AgentSpine, settings.spine)
+      await ctx.plugin(JsonlSessionPersistence, { directory: settings.dataDir })
+      if (route.kind === 'scripted') await ctx.plugin(ScriptedPlugin, route.scripted)
+      else await ctx.plugin(OpenAiProviders, { providers: [route.config] })
+      await ctx.plugin(WorkspaceTools, { root: settings.cwd })
+      ctx.inject(['agents', 'sessions', 'sessionPersistence'], (inner) => ready(inner))
+    },
+  })
+  await fiber
+  const ctx = await injected
+  return { ctx, dispose: () => fiber.dispose() }
+}

@@ -1,0 +1,176 @@
+import { stat } from 'node:fs/promises'
+import { homedir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { isSafeSessionId } from '@deepseek-ai/dsh-session-jsonl'
+import type { SpineConfig } from '../spine'
+import { loadConfigFile } from './config-file'
+import { CliError } from './errors'
+import { resolveModelRoute, type ModelRoute } from './model-route'
+
+export const USAGE = `Usage: dsh-demo [options]
+
+A command-line agent on the dsh spine. Without -p it is interactive.
+
+Options:
+  -p, --prompt <text>         run one prompt, print the answer and exit (0 = the turn completed)
+      --json                  with -p: write the session events as JSON lines instead of the answer
+      --resume <id>           continue a saved session (with -p or interactively)
+  -y, --yes                   with -p: allow write_file without asking (otherwise writes are denied)
+      --cwd <dir>             the workspace the tools may read and write (default: current directory)
+      --data-dir <dir>        where sessions are saved (default: ~/.dsh/sessions)
+      --config <file>         config file (default: dsh.config.json, .yaml or .yml in the current directory)
+      --provider <name>       scripted (default, offline), deepseek, openai, or any name with --base-url
+      --base-url <url>        API root of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1
+      --model <id>            model id (default: the provider's default model)
+      --api-key-env <VAR>     environment variable holding the API key (presets: DEEPSEEK_API_KEY, OPENAI_API_KEY)
+      --reasoning-effort <e>  reasoning effort of every request (the model must accept it)
+      --chunk-delay-ms <n>    scripted model: wait n ms before each streamed chunk
+  -h, --help                  show this help
+
+Interactive: Enter sends a message; typing while the agent works steers it; Ctrl-C cancels
+the running turn, a second Ctrl-C (or Ctrl-C when idle) exits.
+Commands: /sessions, /resume <id>, /new, /exit.`
+
+/** Everything a run needs, resolved from flags over the config file over defaults. */
+export interface DemoSettings {
+  /** The one-shot prompt (`-p`); interactive without it. */
+  prompt: string | undefined
+  json: boolean
+  resume: string | undefined
+  /** Approve writes without asking (one-shot mode only). */
+  yes: boolean
+  /** Absolute directory of the saved sessions. */
+  dataDir: string
+  /** Absolute workspace directory. */
+  cwd: string
+  /** The config file that was read, if any. */
+  configFile: string | undefined
+  route: ModelRoute
+  reasoningEffort: string | undefined
+  /** The spine bundle's config, with `defaultModel` set to the route. */
+  spine: SpineConfig
+}
+
+const flags = {
+  prompt: { type: 'string', short: 'p' },
+  json: { type: 'boolean' },
+  resume: { type: 'string' },
+  yes: { type: 'boolean', short: 'y' },
+  cwd: { type: 'string' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
+  provider: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key-env': { type: 'string' },
+  'reasoning-effort': { type: 'string' },
+  'chunk-delay-ms': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+/**
+ * Parses `argv` (without the node and script paths), reads the config file
+ * and resolves the settings; `'help'` when help was asked for. Throws a
+ * `CliError` (`INVALID_ARGS`, `INVALID_CONFIG`, `INVALID_MODEL`) whose message
+ * names the flag, or the file and field, at fault.
+ */
+export async function resolveSettings(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, workingDirectory = process.cwd()): Promise<DemoSettings | 'help'> {
+  let values: ReturnType<typeof parseFlags>
+  try {
+    values = parseFlags(argv)
+  } catch (error) {
+    throw new CliError('INVALID_ARGS', `${describeArgsError(error)} (dsh-demo --help lists the options)`)
+  }
+  if (values.help) return 'help'
+  if (values.prompt !== undefined && values.prompt.trim() === '') throw new CliError('INVALID_ARGS', '-p needs the text of a prompt')
+  if (values.json && values.prompt === undefined) throw new CliError('INVALID_ARGS', '--json needs -p: it writes the events of one prompt')
+  if (values.resume !== undefined && !isSafeSessionId(values.resume)) {
+    throw new CliError('INVALID_ARGS', `--resume: "${values.resume}" is not a session id (ids are 1-200 characters of A-Z a-z 0-9 . _ -)`)
+  }
+  const chunkDelayMs = values['chunk-delay-ms'] === undefined ? undefined : parseMilliseconds(values['chunk-delay-ms'])
+
+  const loaded = await loadConfigFile(values.config, workingDirectory)
+  const { config } = loaded
+  const where = loaded.file ?? 'the command line'
+  const base = loaded.file ? dirname(loaded.file) : workingDirectory
+  if (config.agents.length) {
+    throw new CliError('INVALID_CONFIG', `${where}: field "agents": dsh-demo drives one agent of its own; config agents are for apps that embed the spine`)
+  }
+
+  const cwd = values.cwd !== undefined ? resolve(workingDirectory, values.cwd) : config.cwd !== undefined ? resolve(base, config.cwd) : workingDirectory
+  if (!(await isDirectory(cwd))) {
+    throw new CliError(values.cwd !== undefined ? 'INVALID_ARGS' : 'INVALID_CONFIG', `${values.cwd !== undefined ? '--cwd' : `${where}: field "cwd"`}: ${cwd} is not a directory`)
+  }
+
+  const route = resolveModelRoute(
+    {
+      provider: values.provider ?? config.provider,
+      baseUrl: values['base-url'] ?? config.baseUrl,
+      model: values.model ?? config.model,
+      apiKeyEnv: values['api-key-env'] ?? config.apiKeyEnv,
+      defaultModel: config.defaultModel,
+      chunkDelayMs,
+      scripted: config.scripted,
+      openai: config.openai,
+    },
+    where,
+    env,
+  )
+
+  const { provider: _p, baseUrl: _b, model: _m, apiKeyEnv: _k, reasoningEffort, dataDir, cwd: _c, scripted: _s, openai: _o, ...spine } = config
+  return {
+    prompt: values.prompt,
+    json: values.json ?? false,
+    resume: values.resume,
+    yes: values.yes ?? false,
+    dataDir: values['data-dir'] !== undefined ? expand(values['data-dir'], workingDirectory) : dataDir !== undefined ? expand(dataDir, base) : join(homedir(), '.dsh', 'sessions'),
+    cwd,
+    configFile: loaded.file,
+    route,
+    reasoningEffort: values['reasoning-effort'] ?? reasoningEffort,
+    spine: { ...spine, defaultModel: { provider: route.provider, model: route.model } },
+  }
+}
+
+function parseFlags(argv: readonly string[]) {
+  const { values, positionals } = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: true })
+  if (positionals.length) throw new Error(`unexpected argument "${positionals[0]}": pass a prompt with -p "<text>"`)
+  return values
+}
+
+/** Node's parseArgs messages carry advice about `--`; keep the part a person needs. */
+function describeArgsError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const unknown = /^Unknown option '([^']+)'/.exec(message)
+  if (unknown) return `unknown option ${unknown[1]}`
+  const missing = /^Option '([^']+)' argument missing/.exec(message)
+  if (missing) return `${flagName(missing[1]!)} needs a value`
+  const ambiguous = /^Option '([^']+)' argument is ambiguous/.exec(message)
+  if (ambiguous) return `${flagName(ambiguous[1]!)} needs a value (write a value that starts with "-" as ${flagName(ambiguous[1]!)}=<value>)`
+  return message.split('\n')[0]!
+}
+
+/** `-p, --prompt <value>` → `--prompt`. */
+function flagName(spelled: string): string {
+  return spelled.replace(/^-\w, /, '').replace(/ <value>$/, '')
+}
+
+function parseMilliseconds(text: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new CliError('INVALID_ARGS', `--chunk-delay-ms: expected a whole number of milliseconds, got "${text}"`)
+  return Number(text)
+}
+
+function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  )
+}
+
+/** A directory argument: `~` is the home directory; relative paths are resolved against `base`. */
+function expand(path: string, base: string): string {
+  if (path === '~') return homedir()
+  if (path.startsWith('~/')) return join(homedir(), path.slice(2))
+  return resolve(base, path)
+}
