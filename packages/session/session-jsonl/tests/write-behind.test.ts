@@ -39,7 +39,7 @@ describe('write-behind', () => {
     const log = logBuilder()
     addTextTurn(log, 1)
     await backend.append(sid('s'), log.events)
-    await vi.waitFor(() => expect(readFileSync(backend.fileOf(sid('s')), 'utf8')).toBe(text(log.events)))
+    await vi.waitFor(() => expect(readFileSync(backend.fileOf(sid('s')), 'utf8')).toBe(text(log.events)), { timeout: 20_000 })
   })
 
   it('writes a full batch at once instead of waiting for the timer', async () => {
@@ -48,7 +48,7 @@ describe('write-behind', () => {
     const events = [...logBuilder().events, ...chunks(1, 5000)]
     await backend.append(sid('s'), events)
     // More than one batch (4096 lines) is queued: the writer drains it without a flush and without the (long) timer.
-    await vi.waitFor(() => expect(readFileSync(backend.fileOf(sid('s')), 'utf8')).toBe(text(events)))
+    await vi.waitFor(() => expect(readFileSync(backend.fileOf(sid('s')), 'utf8')).toBe(text(events)), { timeout: 20_000 })
   })
 
   it('a flush covers what was appended before it, also while later appends keep coming', async () => {
