@@ -12,7 +12,7 @@
 import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import { z } from 'zod'
-import type { Agent, ContinuationDecision } from '@deepseek-ai/dsh-agent'
+import '@deepseek-ai/dsh-agent' // the agent/* event types (declared by merging into Cordis' Events)
 import AgentSpine from '@deepseek-ai/dsh-agent-spine-demo'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
 import { SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
@@ -28,7 +28,7 @@ export const StepBudget = {
   name: 'step-budget',
   inject: ['agents'],
   apply(ctx: Context, config: { maxSteps: number }) {
-    ctx.on('agent/turn-continuation', async (agent: Agent, _turn: number, _default: ContinuationDecision, _signal: AbortSignal, next: () => Promise<ContinuationDecision>) => {
+    ctx.on('agent/turn-continuation', async (agent, _turn, _default, _signal, next) => {
       const decision = await next()
       if (decision.kind === 'continue' && agent.session.position.lastStep >= config.maxSteps) {
         return { kind: 'stop', by: 'step-budget', terminal: true }

@@ -151,7 +151,9 @@ describe.concurrent('dsh-demo interactive', { timeout: 60_000 }, () => {
     demo.write('/exit\n')
     expect(await demo.exited).toBe(0)
     const turns = (id: string) => trace(sessionFiles(data)[id]!).filter((line) => line.startsWith('turn/end'))
-    expect([turns(first), turns(second)]).toEqual([['turn/end 1 completed', 'turn/end 2 completed'], []])
+    expect(turns(first)).toEqual(['turn/end 1 completed', 'turn/end 2 completed'])
+    // The session opened by /new and never used is not kept.
+    expect(Object.keys(sessionFiles(data))).toEqual([first])
 
     // A new process continues the same session.
     const again = startDemo(['--data-dir', data, '--resume', first], { cwd })

@@ -115,6 +115,19 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     asking = true
   }
 
+  /**
+   * Disposes an agent and waits until its file is released (so it can be
+   * resumed right away). A session that holds nothing but its meta (opened,
+   * never used) is deleted rather than kept in the list.
+   */
+  const close = async (closing: AgentHandle) => {
+    const { id, session } = closing.agent
+    await closing.dispose()
+    const persistence = app.ctx.sessionPersistence
+    await persistence.flush(id).catch(() => {})
+    if (session.events.length === 1) await persistence.delete(id).catch(() => {})
+  }
+
   const shutdown = async (code: number) => {
     if (closing) return
     closing = true
@@ -124,7 +137,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     rl.close()
     try {
       if (turnOpen && !cancelling) handle?.agent.cancel({ kind: 'user' })
-      await handle?.dispose()
+      if (handle) await close(handle)
     } finally {
       await app.dispose()
       finished!(code)
@@ -155,9 +168,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
       return prompt()
     }
     handle = next
-    await old.dispose()
-    // The old session's file is released in the background; wait, so it can be resumed right away.
-    await app.ctx.sessionPersistence.flush(old.agent.id).catch(() => {})
+    await close(old)
     greet(resume !== undefined)
     prompt()
   }
