@@ -34,17 +34,35 @@ function project(dir: string): TestProjectInlineConfiguration {
       name: dir,
       root: `packages/${dir}`,
       include: ['tests/**/*.test.ts'],
-      typecheck: {
-        enabled: true,
-        include: ['tests/**/*.test-d.ts'],
-        tsconfig: '../../../tsconfig.json',
-      },
     },
   }
+}
+
+/**
+ * Every package's type-level tests (`*.test-d.ts`) in one project: Vitest's
+ * typecheck mode runs `tsc` over the root tsconfig once, instead of once per
+ * package.
+ */
+const types: TestProjectInlineConfiguration = {
+  test: {
+    name: 'types',
+    root: '.',
+    include: [],
+    typecheck: {
+      enabled: true,
+      only: true,
+      include: ['packages/*/*/tests/**/*.test-d.ts'],
+      tsconfig: './tsconfig.json',
+    },
+  },
 }
 
 const scripts: TestProjectInlineConfiguration = {
   test: { name: 'scripts', root: 'scripts', include: ['tests/**/*.test.ts'] },
 }
 
-export default [...packages.map(project), scripts, { test: { name: 'bench', root: 'bench', include: ['tests/**/*.test.ts'] } }]
+const bench: TestProjectInlineConfiguration = {
+  test: { name: 'bench', root: 'bench', include: ['tests/**/*.test.ts'] },
+}
+
+export default [...packages.map(project), types, scripts, bench]

@@ -77,9 +77,9 @@ describe('failure and recovery (R-ERR-1…6)', () => {
   it('an abort caused by the turn\'s own cancel never reaches request-error', async () => {
     const { agent, root, model } = await spine()
     let reached = 0
-    root.on('agent/request-error', async (...args) => {
+    root.on('agent/request-error', async (_a, _t, _s, _e, _f, _p, _signal, next) => {
       reached++
-      return args.at(-1)()
+      return next()
     })
     const a = await agent()
     const call = model.control()
@@ -95,9 +95,9 @@ describe('failure and recovery (R-ERR-1…6)', () => {
     const { agent, root, model } = await spine({ model: { script: ['second turn'] } })
     let failing = true
     let requestErrors = 0
-    root.on('agent/request-error', async (...args) => {
+    root.on('agent/request-error', async (_a, _t, _s, _e, _f, _p, _signal, next) => {
       requestErrors++
-      return args.at(-1)()
+      return next()
     })
     root.on('agent/request', async (_a, _t, _s, config, _signal, next) => {
       if (failing) {
@@ -151,9 +151,9 @@ describe('failure and recovery (R-ERR-1…6)', () => {
       })(),
     )
     let requestErrors = 0
-    root.on('agent/request-error', async (...args) => {
+    root.on('agent/request-error', async (_a, _t, _s, _e, _f, _p, _signal, next) => {
       requestErrors++
-      return args.at(-1)()
+      return next()
     })
     const a = await agent()
     a.followup('go')
