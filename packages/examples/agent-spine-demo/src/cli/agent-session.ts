@@ -39,3 +39,13 @@ export function openAgent(
   }
   return ctx.agents.create({ sessionId: SessionId(newSessionId()), meta: { cwd: options.cwd }, agentOptions: options.agentOptions, setup })
 }
+
+/**
+ * A resumed session keeps the workspace it was started in (it is in its
+ * system prompt, and changing it would break the cached prefix); when the
+ * tools now work elsewhere, the person should know.
+ */
+export function cwdMismatch(toolsCwd: string, sessionCwd: string | undefined): string | undefined {
+  if (sessionCwd === undefined || sessionCwd === toolsCwd) return undefined
+  return `this session was started in ${sessionCwd}; the tools now work in ${toolsCwd}`
+}

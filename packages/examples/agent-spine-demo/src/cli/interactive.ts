@@ -1,12 +1,11 @@
 import { createInterface } from 'node:readline'
 import type { AgentHandle } from '@deepseek-ai/dsh-agent'
 import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
-import { openAgent, type AgentObserver } from './agent-session'
+import { cwdMismatch, openAgent, type AgentObserver } from './agent-session'
 import { describeRequest } from './approval'
 import { startApp } from './app'
 import { describeError } from './describe-error'
 import type { CliIo } from './io'
-import { warnCwd } from './one-shot'
 import type { DemoSettings } from './settings'
 import { styleFor } from './style'
 import { LineWriter, Spinner, TurnView } from './turn-view'
@@ -120,9 +119,9 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
    * resumed right away). A session that holds nothing but its meta (opened,
    * never used) is deleted rather than kept in the list.
    */
-  const close = async (closing: AgentHandle) => {
-    const { id, session } = closing.agent
-    await closing.dispose()
+  const close = async (target: AgentHandle) => {
+    const { id, session } = target.agent
+    await target.dispose()
     const persistence = app.ctx.sessionPersistence
     await persistence.flush(id).catch(() => {})
     if (session.events.length === 1) await persistence.delete(id).catch(() => {})
@@ -236,7 +235,8 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     out.line(
       style('dim', `session ${agent.id}${resumed ? ` (resumed, ${turns} turn${turns === 1 ? '' : 's'} so far)` : ''} · workspace ${settings.cwd} · saved in ${settings.dataDir}`),
     )
-    warnCwd(settings, agent.session.meta.cwd, out, style)
+    const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
+    if (mismatch) out.line(style('yellow', `! ${mismatch}`))
   }
 
   rl.on('line', (raw) => {

@@ -1,6 +1,7 @@
 import type { AgentHandle } from '@deepseek-ai/dsh-agent'
 import type { TurnEndReason } from '@deepseek-ai/dsh-session'
-import { openAgent } from './agent-session'
+import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
+import { cwdMismatch, openAgent } from './agent-session'
 import { describeRequest } from './approval'
 import { startApp, type DemoApp } from './app'
 import type { CliIo } from './io'
@@ -28,7 +29,7 @@ export function exitCodeOf(reason: TurnEndReason | undefined, cancelledByUser: b
 export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<number> {
   const errors = new LineWriter(io.stderr)
   const style = styleFor(io.stderr, io.env)
-  const decide = async (request: Parameters<typeof describeRequest>[0]) => {
+  const decide = async (request: ApprovalRequest) => {
     if (settings.yes) return 'allow' as const
     if (!settings.json) errors.line(style('yellow', `! denied ${describeRequest(request)} (run with --yes to allow writes)`))
     return 'deny' as const
@@ -60,7 +61,8 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
       },
     )
     const agent = handle.agent
-    if (!json) warnCwd(settings, agent.session.meta.cwd, errors, style)
+    const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
+    if (mismatch && !json) errors.line(style('yellow', `! ${mismatch}`))
     agent.followup(settings.prompt!)
     await agent.whenIdle()
     json?.finish(agent.session)
@@ -70,12 +72,5 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
     removeInterrupt()
     await handle?.dispose()
     await app.dispose()
-  }
-}
-
-/** A resumed session keeps its own workspace in its prompt; say so when the tools now work elsewhere. */
-export function warnCwd(settings: DemoSettings, sessionCwd: string | undefined, out: LineWriter, style: ReturnType<typeof styleFor>): void {
-  if (sessionCwd !== undefined && sessionCwd !== settings.cwd) {
-    out.line(style('yellow', `! this session was started in ${sessionCwd}; the tools now work in ${settings.cwd}`))
   }
 }
