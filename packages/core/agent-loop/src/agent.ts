@@ -17,6 +17,7 @@ import {
 import { newMessageId, type LlmCallConfig, type MessageId, type ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
+import { Checkpoints } from './checkpoints'
 import { InboxState } from './inbox'
 import { placeInput } from './placement'
 import { runTurn, type HeaderState, type TurnState } from './turn'
@@ -46,6 +47,7 @@ interface MaintenanceTask {
  */
 export class ReactLoopAgent implements Agent {
   readonly events: AgentEventEmitter
+  readonly checkpoints: Checkpoints
   readonly inboxState: InboxState
   readonly logger: ReturnType<Context['logger']>
   /** The open turn (between `turn/start` and `turn/end`). */
@@ -77,6 +79,7 @@ export class ReactLoopAgent implements Agent {
     resumed: boolean,
   ) {
     this.events = agentEvents(env.home, this)
+    this.checkpoints = new Checkpoints(env.home, this.events.filter)
     this.inboxState = new InboxState(session, this.events)
     this.logger = env.home.logger('dsh-agent-loop')
     this.header = lastHeader(session)

@@ -16,7 +16,7 @@ import { scoped } from '@deepseek-ai/dsh-scope'
 import { SessionId, type Session } from '@deepseek-ai/dsh-session'
 import { ReactLoopAgent, type LoopEnvironment } from './agent'
 import { AgentLoopConfig, type ConfigAgent } from './config'
-import { Context, Service } from './cordis'
+import { Context, Service, symbols } from './cordis'
 
 declare module 'cordis' {
   interface Context {
@@ -64,12 +64,15 @@ export class AgentLoop extends Service implements AgentFactory {
   constructor(ctx: Context, config: AgentLoopConfig) {
     super(ctx, 'agentLoop')
     this.home = ctx
+    // The loop calls these services several times per step: it holds the services themselves,
+    // not Cordis' tracing proxies (whose every property read consults the context's reflect
+    // service). None of the methods it calls registers anything on the caller's fiber.
     this.env = {
       home: ctx,
-      sessions: ctx.sessions,
-      llm: ctx.llm,
-      tools: ctx.tools,
-      systemPrompt: ctx.systemPrompt,
+      sessions: untracedService(ctx.sessions),
+      llm: untracedService(ctx.llm),
+      tools: untracedService(ctx.tools),
+      systemPrompt: untracedService(ctx.systemPrompt),
       maxParallelToolCalls: config.maxParallelToolCalls,
     }
     ctx.agents.setFactory(this)
@@ -302,6 +305,11 @@ export class AgentLoop extends Service implements AgentFactory {
     }
     this.start(record, 'startup')
   }
+}
+
+/** The service object behind Cordis' tracing proxy. */
+function untracedService<T extends object>(traced: T): T {
+  return (traced as T & Record<symbol, T | undefined>)[symbols.original] ?? traced
 }
 
 function invalid(message: string): AgentError {

@@ -183,7 +183,7 @@ async function driveTurn(agent: ReactLoopAgent, state: TurnState, item: AgentMes
       state.end = { kind: 'stopped', by: decision.by }
       return
     }
-    await agent.env.home.serial(agent.events.filter, 'agent/turn-stopping', agent, state.turn, holder.signal)
+    await agent.checkpoints.serial('agent/turn-stopping', [agent, state.turn, holder.signal])
     checkAborted(holder)
     if (agent.inboxState.hasSteering) {
       proposal = proposeSteering(agent)
@@ -197,15 +197,7 @@ async function driveTurn(agent: ReactLoopAgent, state: TurnState, item: AgentMes
 /** The prompt policy waterfall for a claimed ordinary item (R-IN-2). */
 async function promptPolicy(agent: ReactLoopAgent, state: TurnState, item: AgentMessage): Promise<PromptDecision> {
   const allow: PromptDecision = { kind: 'allow', content: item.content, additionalContexts: item.contexts }
-  const decision = await agent.env.home.waterfall(
-    agent.events.filter,
-    'agent/prompt-submit',
-    agent,
-    item.content,
-    item.source,
-    state.holder.signal,
-    async () => allow,
-  )
+  const decision = await agent.checkpoints.waterfall('agent/prompt-submit', [agent, item.content, item.source, state.holder.signal], () => allow)
   if (decision?.kind === 'block') return decision
   if (decision?.kind !== 'allow') throw pluginBug('agent/prompt-submit', 'must return { kind: "allow" | "block" }')
   const problem = contentProblem(decision.content, 'agent/prompt-submit content')
@@ -237,15 +229,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   const { holder } = state
   const { turn } = state
   const proposed = proposal.entries.map((entry) => entry.placed.message)
-  const decision: PreStepDecision | void = await env.home.serial(
-    agent.events.filter,
-    'agent/pre-step',
-    agent,
-    turn,
-    step,
-    proposed,
-    holder.signal,
-  )
+  const decision: PreStepDecision | void = await agent.checkpoints.serial('agent/pre-step', [agent, turn, step, proposed, holder.signal])
   checkAborted(holder)
   if (decision && decision.kind === 'reject') {
     agent.inboxState.discard(proposal.steering)
@@ -271,7 +255,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   // The request: config, system prompt and tools, prepared call, header.
   const messages = session.deriveMessages()
   const base: LlmCallConfig = agent.baseConfig()
-  const requested = await env.home.waterfall(agent.events.filter, 'agent/request', agent, turn, step, base, holder.signal, async () => base)
+  const requested = await agent.checkpoints.waterfall('agent/request', [agent, turn, step, base, holder.signal], () => base)
   checkAborted(holder)
   const config = agent.restoreEffort(requested)
   if (!config.provider || !config.model) {
@@ -327,7 +311,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   const assembled = createAssistantMessage(result.content, { source })
   let message: AssistantMessage
   try {
-    message = await env.home.waterfall(agent.events.filter, 'agent/step-result', agent, turn, step, assembled, holder.signal, async () => assembled)
+    message = await agent.checkpoints.waterfall('agent/step-result', [agent, turn, step, assembled, holder.signal], () => assembled)
     checkAssistant(message)
   } catch (error) {
     if (!(error instanceof TurnAborted)) {
@@ -354,7 +338,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
     current.wroteSteering = true
   }
 
-  await env.home.serial(agent.events.filter, 'agent/post-step', agent, turn, step, holder.signal)
+  await agent.checkpoints.serial('agent/post-step', [agent, turn, step, holder.signal])
   checkAborted(holder)
   finishStep(agent, current)
   return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }
@@ -437,7 +421,7 @@ async function closeInterruptedStep(agent: ReactLoopAgent, state: TurnState, ste
   await settleResults(agent, step)
   if (state.holder.aborted && !state.failure) {
     try {
-      await agent.env.home.serial(agent.events.filter, 'agent/post-step', agent, step.turn, step.step, state.holder.signal)
+      await agent.checkpoints.serial('agent/post-step', [agent, step.turn, step.step, state.holder.signal])
     } catch (error) {
       agent.logger.warn(error)
     }
@@ -452,30 +436,15 @@ async function recover(
   outcome: Extract<StepOutcome, { kind: 'failed' }>,
 ): Promise<RequestErrorDecision> {
   const prior = Object.freeze(state.priorFailures.slice())
-  return agent.env.home.waterfall(
-    agent.events.filter,
+  return agent.checkpoints.waterfall(
     'agent/request-error',
-    agent,
-    state.turn,
-    step,
-    outcome.error,
-    outcome.failure,
-    prior,
-    state.holder.signal,
-    async () => undefined,
+    [agent, state.turn, step, outcome.error, outcome.failure, prior, state.holder.signal],
+    () => undefined,
   )
 }
 
 async function continuation(agent: ReactLoopAgent, state: TurnState, fallback: ContinuationDecision): Promise<ContinuationDecision> {
-  const decision = await agent.env.home.waterfall(
-    agent.events.filter,
-    'agent/turn-continuation',
-    agent,
-    state.turn,
-    fallback,
-    state.holder.signal,
-    async () => fallback,
-  )
+  const decision = await agent.checkpoints.waterfall('agent/turn-continuation', [agent, state.turn, fallback, state.holder.signal], () => fallback)
   if (decision?.kind === 'continue') return decision
   if (decision?.kind === 'stop' && typeof decision.by === 'string' && decision.by) return decision
   throw pluginBug('agent/turn-continuation', 'must return { kind: "continue" } or { kind: "stop", by }')
