@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import { emitContained, scoped, scopeOf, subjectFilter } from '@deepseek-ai/dsh-scope'
+import { scoped, scopeOf, subjectFilter } from '@deepseek-ai/dsh-scope'
 
 declare module 'cordis' {
   interface Events {
@@ -70,34 +70,5 @@ describe('scope-filtered dispatch', () => {
     await fiber.dispose()
     root.emit(subjectFilter('a'), 'test/ping', 'after')
     expect(seen).toEqual(['before'])
-  })
-})
-
-describe('emitContained', () => {
-  it('runs every listener even when one throws or rejects, and reports each failure', async () => {
-    const root = new Context()
-    const seen: string[] = []
-    const errors: unknown[] = []
-    root.on('test/ping', () => void seen.push('first'))
-    root.on('test/ping', () => {
-      throw new Error('boom')
-    })
-    root.on('test/ping', (async () => {
-      throw new Error('later')
-    }) as never)
-    root.on('test/ping', (s) => void seen.push(`last:${s}`))
-    emitContained(root, null, 'test/ping', ['x'], (error) => errors.push(error))
-    await Promise.resolve()
-    expect(seen).toEqual(['first', 'last:x'])
-    expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'later'])
-  })
-
-  it('honours a subject filter', () => {
-    const root = new Context()
-    const seen: string[] = []
-    scoped(root, 'a').on('test/ping', (s) => void seen.push(`a:${s}`))
-    scoped(root, 'b').on('test/ping', (s) => void seen.push(`b:${s}`))
-    emitContained(root, subjectFilter('b'), 'test/ping', ['x'], () => {})
-    expect(seen).toEqual(['b:x'])
   })
 })
