@@ -125,7 +125,11 @@ function summary(rounds: ToolRound[]): string {
       const names = entries.slice(0, 8).map((entry) => (entry.directory ? `${entry.name}/` : entry.name))
       parts.push(
         `The workspace has ${plural(entries.length, 'entry', 'entries')} (${plural(directories, 'directory', 'directories')}, ${plural(entries.length - directories, 'file')})` +
-          (names.length > 0 ? `: ${names.join(', ')}${entries.length > names.length ? ', …' : ''}.` : '.'),
+          (names.length === 0
+            ? '.'
+            : entries.length > names.length
+              ? `: ${names.join(', ')} and ${entries.length - names.length} more.`
+              : `: ${names.join(', ')}.`),
       )
     } else if (round.name === 'read_file') {
       const path = argumentOf(round, 'path') ?? 'the file'

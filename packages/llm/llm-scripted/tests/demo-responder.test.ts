@@ -60,6 +60,14 @@ describe('demo responder', () => {
     })
   })
 
+  it('names the first eight entries of a long listing and counts the rest', async () => {
+    const names = Array.from({ length: 11 }, (_, i) => `f${i}.txt`)
+    const result = await conversation('what files are here?', { ...workspace, list_dir: () => names.join('\n'), read_file: () => 'x' })
+    expect((result.answer[0] as { text: string }).text).toMatch(
+      /^The workspace has 11 entries \(0 directories, 11 files\): f0\.txt, f1\.txt, f2\.txt, f3\.txt, f4\.txt, f5\.txt, f6\.txt, f7\.txt and 3 more\. /,
+    )
+  })
+
   it('reads the file the prompt names', async () => {
     const result = await conversation('Please read package.json', workspace)
     expect(result.calls).toEqual(['list_dir {"path":"."}', 'read_file {"path":"package.json"}'])
