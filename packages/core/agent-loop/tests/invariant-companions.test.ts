@@ -1,16 +1,29 @@
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import RegistryPairing from '@deepseek-ai/dsh-agent/invariant'
 import RequestReconstruction from '@deepseek-ai/dsh-agent-loop/invariant'
 import Invariants from '@deepseek-ai/dsh-invariants'
+import type { ScriptTurn } from '@deepseek-ai/dsh-llm-scripted'
 import { memoryPersistence, SessionId } from '@deepseek-ai/dsh-session'
+import LogStructure from '@deepseek-ai/dsh-session/invariant'
+import { defineTool } from '@deepseek-ai/dsh-tools'
 import { spine } from './harness'
 
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes its text.',
+  parameters: z.object({ text: z.string() }),
+  isConcurrencySafe: () => true,
+  execute: ({ text }) => `echo: ${text}`,
+})
+
 /** The real spine with every invariant companion mounted, under the `throw` policy. */
-async function companions(script: string[]) {
-  const harness = await spine({ model: { script } })
+async function companions(script: ScriptTurn[]) {
+  const harness = await spine({ tools: [echo], model: { script } })
   const { root } = harness
   await root.plugin(Invariants, { policy: 'throw' })
   await root.plugin(memoryPersistence)
+  await root.plugin(LogStructure)
   await root.plugin(RegistryPairing)
   await root.plugin(RequestReconstruction)
   return harness
@@ -18,9 +31,15 @@ async function companions(script: string[]) {
 
 describe('every invariant companion on a real spine', () => {
   it('finds nothing over create, turns, cancel, a vetoed publication, dispose, resume and owner unload', async () => {
-    const { root, agent, model, handles, loop } = await companions(['one', 'cut short', 'two', 'three'])
+    const { root, agent, model, handles, loop } = await companions([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'x' } }, { name: 'echo', arguments: { text: 'y' } }], answer: 'one' },
+      'cut short',
+      'two',
+      'three',
+    ])
     const a = await agent('a')
     a.followup('first')
+    a.steer('steering')
     await a.whenIdle()
 
     const held = model.control()
@@ -52,6 +71,6 @@ describe('every invariant companion on a real spine', () => {
     expect(root.agents.list()).toEqual([])
     expect(await root.invariants.check()).toEqual([])
     expect(root.invariants.violations).toEqual([])
-    expect(model.calls).toBe(4)
+    expect([model.calls, model.remaining]).toEqual([6, 0])
   })
 })
