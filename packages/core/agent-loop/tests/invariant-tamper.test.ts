@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import RequestReconstruction, { REQUEST_RECONSTRUCTION, type RequestDifference } from '@deepseek-ai/dsh-agent-loop/invariant'
 import Invariants, { InvariantError, type InvariantPolicy } from '@deepseek-ai/dsh-invariants'
 import { MessageId, createUserMessage, type LlmRequest, type LoopRequestMeta } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
-import { defineTool } from '@deepseek-ai/dsh-tools'
+import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import { spine } from './harness'
 
 declare module '@deepseek-ai/dsh-session' {
@@ -13,20 +12,20 @@ declare module '@deepseek-ai/dsh-session' {
   }
 }
 
-const echo = defineTool({
-  name: 'echo',
-  description: 'Echoes its text.',
-  parameters: z.object({ text: z.string() }),
-  isConcurrencySafe: () => true,
-  execute: ({ text }) => `echo: ${text}`,
-})
+/** The smallest tool: a plain JSON-Schema definition whose body ignores its arguments. */
+const ping: ToolDefinition = {
+  name: 'ping',
+  description: 'Answers pong.',
+  parameters: { type: 'object' },
+  execute: () => 'pong',
+}
 
 /**
  * One turn with a tool round (steps 1.1 and 1.2) under the companion. Returns
  * the session, the model's copies of the two requests and their metas.
  */
 async function toolRound(policy: InvariantPolicy = 'collect') {
-  const harness = await spine({ tools: [echo], model: { script: [{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }], answer: 'done' }] } })
+  const harness = await spine({ tools: [ping], model: { script: [{ toolCalls: [{ name: 'ping' }], answer: 'done' }] } })
   const { root, model } = harness
   await root.plugin(Invariants, { policy })
   await root.plugin(RequestReconstruction)
@@ -160,14 +159,14 @@ describe('dsh-agent-loop/invariant finds each tampered request (R-INV-1)', () =>
   it('header fields the log does not explain: model, effort, system text, tools', async () => {
     const { root, session, first, metas } = await toolRound()
     const header = seqOf(session, 'request/header')
-    const tools = [{ ...first.tools![0]!, description: 'Echoes loudly.' }]
+    const tools = [{ ...first.tools![0]!, description: 'Answers loudly.' }]
     root.llm.markLoopRequest({ ...first, model: 'other-model', reasoningEffort: 'high', system: 'You are someone else.', tools }, metas[0])
     expect(await root.invariants.check()).toEqual([
       mismatch(metas[0], [
         { path: 'header.model', request: '"other-model"', log: '"test-model"', seq: header },
         { path: 'header.reasoningEffort', request: '"high"', log: '(none)', seq: header },
         { path: 'header.system', request: '"You are someone else."', log: brief(first.system), seq: header },
-        { path: 'header.tools[0].description', request: '"Echoes loudly."', log: '"Echoes its text."', seq: header },
+        { path: 'header.tools[0].description', request: '"Answers loudly."', log: '"Answers pong."', seq: header },
       ]),
     ])
   })
@@ -244,8 +243,8 @@ describe('dsh-agent-loop/invariant and merged projected types', () => {
       }
     }
     const a = root.agents.get('a')!
-    await a.runMaintenance(async () => void a.session.append('invariant-test/summary', { text: 'they used echo' }))
-    harness.model.enqueue({ toolCalls: [{ name: 'echo', arguments: { text: 'y' } }], answer: 'done again' })
+    await a.runMaintenance(async () => void a.session.append('invariant-test/summary', { text: 'they used ping' }))
+    harness.model.enqueue({ toolCalls: [{ name: 'ping' }], answer: 'done again' })
     a.followup('go on')
     await a.whenIdle()
     return { ...harness, a }
@@ -297,7 +296,7 @@ describe('dsh-agent-loop/invariant and merged projected types', () => {
         {
           path: 'messages[0].content[0].text',
           request: '"summary: something else"',
-          log: '"summary: they used echo"',
+          log: '"summary: they used ping"',
           seq: seqOf(session, 'invariant-test/summary'),
         },
       ]),

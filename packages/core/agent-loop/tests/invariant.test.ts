@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import RegistryPairing from '@deepseek-ai/dsh-agent/invariant'
 import RequestReconstruction, { REQUEST_RECONSTRUCTION } from '@deepseek-ai/dsh-agent-loop/invariant'
 import Invariants, { type InvariantPolicy } from '@deepseek-ai/dsh-invariants'
 import { createUserMessage, type LlmRequest } from '@deepseek-ai/dsh-llm'
 import LlmRetry from '@deepseek-ai/dsh-llm-retry'
+import type { ScriptTurn } from '@deepseek-ai/dsh-llm-scripted'
 import { memoryPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
+import LogStructure from '@deepseek-ai/dsh-session/invariant'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import { spine, trace, transcript, type SpineOptions } from './harness'
 
@@ -23,11 +26,21 @@ const shout = defineTool({
   execute: ({ text }) => text.toUpperCase(),
 })
 
-/** The spine with `ctx.invariants` and the request-reconstruction companion mounted. */
-async function checkedSpine(options: SpineOptions, policy: InvariantPolicy = 'throw') {
+/**
+ * The spine with `ctx.invariants` and the request-reconstruction companion
+ * mounted; with `all`, also memory persistence and the dsh-session and
+ * dsh-agent companions.
+ */
+async function checkedSpine(options: SpineOptions, policy: InvariantPolicy = 'throw', all = false) {
   const harness = await spine(options)
-  await harness.root.plugin(Invariants, { policy })
-  await harness.root.plugin(RequestReconstruction)
+  const { root } = harness
+  await root.plugin(Invariants, { policy })
+  if (all) {
+    await root.plugin(memoryPersistence)
+    await root.plugin(LogStructure)
+    await root.plugin(RegistryPairing)
+  }
+  await root.plugin(RequestReconstruction)
   return harness
 }
 
@@ -44,7 +57,7 @@ function handRequest(session: Session, messages: LlmRequest['messages']): LlmReq
 }
 
 describe('dsh-agent-loop/invariant on healthy runs (R-INV-1)', () => {
-  it('finds nothing over turns with tools, steering, injections, a retry, a cancel and header changes', async () => {
+  it('finds nothing over turns with tools, steering, injections, a retry, a cancel and header changes (all companions)', async () => {
     const { root, agent, model } = await checkedSpine({
       tools: [echo],
       model: {
@@ -59,7 +72,7 @@ describe('dsh-agent-loop/invariant on healthy runs (R-INV-1)', () => {
           { reasoning: 'Think.', toolCalls: [{ name: 'shout', arguments: { text: 'hey' } }], answer: 'fine' },
         ],
       },
-    })
+    }, 'throw', true)
     await root.plugin(LlmRetry, { baseDelayMs: 0, maxDelayMs: 0 })
     const a = await agent()
 
@@ -181,7 +194,9 @@ describe('dsh-agent-loop/invariant: what it checks, and when', () => {
     await first.whenIdle()
     // Valid for the first life, still unverified when that session goes away.
     const old = handRequest(first.session, first.session.deriveMessages())
-    const meta = { sessionId: first.session.id, turn: 1, step: 1, lastSeq: requestSeq(first.session, 1, 1), messageCount: 1 }
+    // Step 1.1's request was sent right after the first request/header.
+    const lastSeq = first.session.events.findIndex((event) => event.type === 'request/header')
+    const meta = { sessionId: first.session.id, turn: 1, step: 1, lastSeq, messageCount: 1 }
     root.llm.markLoopRequest(old, meta)
     await handles[0]!.dispose()
     expect(await root.invariants.check()).toEqual([])
@@ -217,10 +232,50 @@ describe('dsh-agent-loop/invariant: what it checks, and when', () => {
   })
 })
 
-/** The seq of the last event before step `turn`.`step`'s model call (what the loop records as `lastSeq`). */
-function requestSeq(session: Session, turn: number, step: number): number {
-  const answer = session.events.find(
-    (event) => (event.type === 'assistant/chunk' || event.type === 'assistant/message') && event.data.turn === turn && event.data.step === step,
-  )
-  return answer!.seq - 1
-}
+
+describe('every invariant companion on a real spine', () => {
+  it('finds nothing over create, turns, cancel, a vetoed publication, dispose, resume and owner unload', async () => {
+    const script: ScriptTurn[] = [
+      { toolCalls: [{ name: 'echo', arguments: { text: 'x' } }, { name: 'echo', arguments: { text: 'y' } }], answer: 'one' },
+      'cut short',
+      'two',
+      'three',
+    ]
+    const { root, agent, model, handles, loop } = await checkedSpine({ tools: [echo], model: { script } }, 'throw', true)
+    const a = await agent('a')
+    a.followup('first')
+    a.steer('steering')
+    await a.whenIdle()
+
+    const held = model.control()
+    a.followup('cancel me')
+    await held.started
+    await held.text('partial')
+    a.cancel({ kind: 'user' })
+    await a.whenIdle()
+
+    // A publication vetoed by a created listener rolls back with paired notifications.
+    const veto = root.on('agent/created', (subject) => {
+      if (subject.id === 'vetoed') throw new Error('not this one')
+    })
+    await expect(agent('vetoed')).rejects.toThrow('not this one')
+    veto()
+
+    await handles[0]!.dispose()
+    const resumed = await root.agents.resume({ resumeSessionId: SessionId('a'), agentOptions: { provider: 'scripted', model: 'test-model' } })
+    resumed.agent.followup('again')
+    await resumed.agent.whenIdle()
+
+    const b = await agent('b')
+    b.followup('in b')
+    await b.whenIdle()
+    expect(await root.invariants.check()).toEqual([])
+
+    // Unloading the loop disposes every agent it still drives.
+    await loop.dispose()
+    expect(root.agents.list()).toEqual([])
+    expect(await root.invariants.check()).toEqual([])
+    expect(root.invariants.violations).toEqual([])
+    expect([model.calls, model.remaining]).toEqual([6, 0])
+  })
+})

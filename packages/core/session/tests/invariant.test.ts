@@ -4,7 +4,8 @@ import Invariants, { InvariantError, type InvariantPolicy } from '@deepseek-ai/d
 import { subjectFilter } from '@deepseek-ai/dsh-scope'
 import Sessions, { type AnySessionEvent, type Session, type SessionEventMap, type SessionEventType } from '@deepseek-ai/dsh-session'
 import LogStructure, { LOG_STRUCTURE } from '@deepseek-ai/dsh-session/invariant'
-import { answer, closedTurn, openTurn, toolCall, toolResult, user } from './helpers'
+import type { ContentBlock } from '@deepseek-ai/dsh-llm'
+import { answer, assistant, closedTurn, openTurn, toolCall, toolResult, user } from './helpers'
 
 declare module '@deepseek-ai/dsh-session' {
   interface SessionEventMap {
@@ -81,6 +82,15 @@ function deepFreeze<T>(value: T): T {
 }
 
 const meta = { createdAt: 0, version: 1 }
+
+/** Publishes a log's start and an open step 1.1 whose assistant/message makes `calls`; events 0 to 3. */
+function toolStep(log: ReturnType<typeof forged>, calls: ContentBlock[]) {
+  log.publish('session/meta', meta)
+  log.publish('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+  log.publish('step/start', { turn: 1, step: 1 })
+  log.publish('assistant/message', { turn: 1, step: 1, message: assistant(calls), chunkSeqs: [], finishReason: { kind: 'tool-calls' } })
+  return log
+}
 
 describe('dsh-session/invariant on healthy logs', () => {
   it('finds nothing over tool rounds, steering, injection turns, merged types, a fork, a reload and disposal', async () => {
@@ -196,17 +206,7 @@ describe('dsh-session/invariant finds each seeded fault', () => {
 
   it('tool calls and results: model order, a result before its call, a call left unanswered at step/end', async () => {
     const root = await setup()
-    const log = forged(root, 'f')
-    log.publish('session/meta', meta)
-    log.publish('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
-    log.publish('step/start', { turn: 1, step: 1 })
-    log.publish('assistant/message', {
-      turn: 1,
-      step: 1,
-      message: { id: 'a' as never, role: 'assistant', content: [toolCall('c1'), toolCall('c2', 'write'), toolCall('c3')], source: { kind: 'user' } },
-      chunkSeqs: [],
-      finishReason: { kind: 'tool-calls' },
-    })
+    const log = toolStep(forged(root, 'f'), [toolCall('c1'), toolCall('c2', 'write'), toolCall('c3')])
     log.publish('tool/call', { turn: 1, step: 1, callId: 'c2' as never, name: 'write', arguments: '{}' })
     log.publish('tool/result', { turn: 1, step: 1, message: toolResult('c1') })
     log.publish('tool/result', { turn: 1, step: 1, message: toolResult('c2') })
@@ -218,21 +218,18 @@ describe('dsh-session/invariant finds each seeded fault', () => {
     ])
   })
 
-  it('a tool/result published before its tool/call', async () => {
+  it('a misnamed tool/call, a call answered twice, a result no call asked for', async () => {
     const root = await setup()
-    const log = forged(root, 'f')
-    log.publish('session/meta', meta)
-    log.publish('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
-    log.publish('step/start', { turn: 1, step: 1 })
-    log.publish('assistant/message', {
-      turn: 1,
-      step: 1,
-      message: { id: 'a' as never, role: 'assistant', content: [toolCall('c1')], source: { kind: 'user' } },
-      chunkSeqs: [],
-      finishReason: { kind: 'tool-calls' },
-    })
+    const log = toolStep(forged(root, 'f'), [toolCall('c1')])
+    log.publish('tool/call', { turn: 1, step: 1, callId: 'c1' as never, name: 'write', arguments: '{}' })
     log.publish('tool/result', { turn: 1, step: 1, message: toolResult('c1') })
-    expect(root.invariants.violations).toEqual([violation('f', 4, 'tool/result', 'the tool/result of "c1" comes before its tool/call')])
+    log.publish('tool/result', { turn: 1, step: 1, message: toolResult('c1') })
+    log.publish('tool/result', { turn: 1, step: 1, message: toolResult('c9') })
+    expect(root.invariants.violations).toEqual([
+      violation('f', 4, 'tool/call', 'call "c1" is named "read" in the assistant/message, not "write"'),
+      violation('f', 6, 'tool/result', 'call "c1" already has its tool/result'),
+      violation('f', 7, 'tool/result', 'its result (for "c9") answers no tool call of this step\'s assistant/message'),
+    ])
   })
 
   it('session/event after session/disposed (eager), on a real session', async () => {
