@@ -4,6 +4,7 @@ import RegistryPairingInvariant from '@deepseek-ai/dsh-agent/invariant'
 import AgentDefaultModel from '@deepseek-ai/dsh-agent-default-model'
 import AgentLoop, { AgentLoopConfig, type ConfigAgent } from '@deepseek-ai/dsh-agent-loop'
 import RequestReconstructionInvariant from '@deepseek-ai/dsh-agent-loop/invariant'
+import LogStructureInvariant from '@deepseek-ai/dsh-session/invariant'
 import Invariants from '@deepseek-ai/dsh-invariants'
 import LlmService from '@deepseek-ai/dsh-llm'
 import LlmRetry from '@deepseek-ai/dsh-llm-retry'
@@ -52,10 +53,10 @@ export const SpineConfig: Schema<SpineConfig.Input, SpineConfig> = Schema.inters
 /**
  * The plugins the spine mounts, in mounting order. Services come first, in
  * dependency order; then the policies that listen to the loop's checkpoints
- * (default model, retry), the invariant service and the two invariant
- * companions that give it something to check (the registry's pairing rules,
- * and "model-visible means logged": every request the loop sent rebuilt from
- * the log alone); the loop comes last, so
+ * (default model, retry), the invariant service and the three invariant
+ * companions that give it something to check (the log's structure, the
+ * registry's pairing rules, and "model-visible means logged": every request
+ * the loop sent rebuilt from the log alone); the loop comes last, so
  * every listener is in place before any agent (a config agent included) can
  * start, and it is the first part to start unloading when the spine unloads
  * (Cordis unloads a fiber's children in reverse order, concurrently).
@@ -69,6 +70,7 @@ export const SPINE_PACKAGES = Object.freeze([
   '@deepseek-ai/dsh-agent-default-model',
   '@deepseek-ai/dsh-llm-retry',
   '@deepseek-ai/dsh-invariants',
+  '@deepseek-ai/dsh-session/invariant',
   '@deepseek-ai/dsh-agent/invariant',
   '@deepseek-ai/dsh-agent-loop/invariant',
   '@deepseek-ai/dsh-agent-loop',
@@ -77,8 +79,8 @@ export const SPINE_PACKAGES = Object.freeze([
 /**
  * The spine bundle: one plugin that mounts every package an agent needs
  * (`ctx.llm`, `ctx.sessions`, `ctx.systemPrompt`, `ctx.tools`, `ctx.agents`,
- * `ctx.agentDefaultModel`, `ctx.llmRetry`, `ctx.invariants` with the agent
- * and loop invariant companions, `ctx.agentLoop`) in the order of
+ * `ctx.agentDefaultModel`, `ctx.llmRetry`, `ctx.invariants` with the session,
+ * agent and loop invariant companions, `ctx.agentLoop`) in the order of
  * `SPINE_PACKAGES`, and forwards its config to them. Violations go where the
  * `invariants.policy` says (default `log`) and are emitted as
  * `invariants/violation`.
@@ -102,6 +104,7 @@ export const AgentSpine = {
     await ctx.plugin(AgentDefaultModel, config.defaultModel)
     await ctx.plugin(LlmRetry, config.retry)
     await ctx.plugin(Invariants, config.invariants)
+    await ctx.plugin(LogStructureInvariant)
     await ctx.plugin(RegistryPairingInvariant)
     await ctx.plugin(RequestReconstructionInvariant)
     await ctx.plugin(AgentLoop, { maxParallelToolCalls: config.maxParallelToolCalls, agents: config.agents })

@@ -33,11 +33,12 @@ describe('the spine bundle', () => {
       '@deepseek-ai/dsh-agent-default-model',
       '@deepseek-ai/dsh-llm-retry',
       '@deepseek-ai/dsh-invariants',
+      '@deepseek-ai/dsh-session/invariant',
       '@deepseek-ai/dsh-agent/invariant',
       '@deepseek-ai/dsh-agent-loop/invariant',
       '@deepseek-ai/dsh-agent-loop',
     ])
-    expect(root.invariants.names()).toEqual(['agent-loop/request-reconstruction', 'agent/registry-pairing'])
+    expect(root.invariants.names()).toEqual(['agent-loop/request-reconstruction', 'agent/registry-pairing', 'session/log-structure'])
     await spine.dispose()
     expect(services.filter((name) => root.get(name) !== undefined)).toEqual([])
   })
