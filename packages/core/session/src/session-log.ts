@@ -1,7 +1,6 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
-import { subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { subjectFilter, type ContainedEmitter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { builtInKind, BUILT_IN_TYPES, Kind } from './built-in-types'
-import type { ContainedEmitter } from './contained-dispatch'
 import type { Context, Logger } from './cordis'
 import { SessionError } from './errors'
 import type { EventTypes, RegisteredType } from './event-types'
@@ -16,7 +15,7 @@ import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, 
 export interface SessionHome {
   /** The store's own context. */
   readonly ctx: Context
-  /** Dispatches `session/event` (see `ContainedEmitter`). */
+  /** Dispatches `session/event` and `session/disposed`, listener failures contained (dsh-scope). */
   readonly emitter: ContainedEmitter
   readonly types: EventTypes
   readonly logger: Logger

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { ContainedEmitter, heard, rawEvents } from './contained-dispatch'
-import type { Context, EventsService } from './cordis'
+import { announce, ContainedEmitter, heard, rawEvents, type RawEvents } from '@deepseek-ai/dsh-scope'
+import type { Context } from './cordis'
 import { SessionError } from './errors'
 import { EventTypes, type EventTypeInfo, type EventTypeOptions } from './event-types'
 import { JsonGuard } from './lossless-json'
@@ -24,7 +24,7 @@ import {
 export class SessionRegistry {
   readonly home: SessionHome
   private readonly live = new Map<string, SessionLog>()
-  private readonly events: EventsService
+  private readonly events: RawEvents
 
   constructor(ctx: Context) {
     this.events = rawEvents(ctx)
@@ -153,15 +153,10 @@ export class SessionRegistry {
 
   /** `session/created`, dispatched so that a synchronous throw vetoes and a rejection is only logged. */
   private announce(log: SessionLog): void {
-    if (!heard(this.events, 'session/created')) return
     const logger = this.home.logger
-    const callbacks = this.events.dispatch('emit', [log.filter, 'session/created', log])
-    for (const callback of callbacks) {
-      const result = callback(log) as PromiseLike<unknown> | undefined
-      if (result && typeof result.then === 'function') {
-        result.then(undefined, (error) => logger.warn('a session/created listener rejected (session %s): %s', log.id, describe(error)))
-      }
-    }
+    announce(this.events, log.filter, 'session/created', [log], (error) =>
+      logger.warn('a session/created listener rejected (session %s): %s', log.id, describe(error)),
+    )
   }
 
   private detach(log: SessionLog): void {

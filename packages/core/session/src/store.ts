@@ -1,11 +1,11 @@
 import Schema from 'schemastery'
+import { untraced } from '@deepseek-ai/dsh-scope'
 import { Context, Service } from './cordis'
 import type { EventTypeInfo, EventTypeOptions } from './event-types'
 import type { SessionProjector } from './projection'
 import type { Session } from './session'
 import { SessionRegistry } from './session-registry'
 import type { AnySessionEvent, SessionEventType, SessionId, SessionMetaInput } from './types'
-import { untraced } from './untraced'
 
 declare module 'cordis' {
   interface Context {

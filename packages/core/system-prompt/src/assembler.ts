@@ -1,10 +1,17 @@
 import { deepFreeze, type ToolSchema } from '@deepseek-ai/dsh-llm'
-import { ScopedRegistry, emitContained, subjectFilter, type ScopedChange, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import {
+  ContainedEmitter,
+  ScopedRegistry,
+  heard,
+  subjectFilter,
+  type RawEvents,
+  type ScopedChange,
+  type SubjectFilter,
+} from '@deepseek-ai/dsh-scope'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ToolRegistry } from '@deepseek-ai/dsh-tools'
 import type { Context } from './cordis'
 import { builtinSections } from './defaults'
-import { unheard, type Dispatcher } from './dispatcher'
 import { SystemPromptError } from './errors'
 import { checkSection, checkVars, renderSections, varsKey } from './render'
 import type { AssembledContext, PromptSection, PromptVars, SystemPromptChange } from './types'
@@ -47,6 +54,7 @@ export class PromptAssembler {
   private readonly registry: ScopedRegistry<RegisteredSection>
   private readonly renders = new Map<string, RenderCache>()
   private readonly filters = new Map<string, SubjectFilter>()
+  private readonly emitter: ContainedEmitter
   private builtins: readonly PromptSection[]
   private configVersion = 0
   private serial = 0
@@ -54,12 +62,12 @@ export class PromptAssembler {
   tools: ToolRegistry | undefined
 
   constructor(
-    private readonly home: Context,
-    private readonly events: Dispatcher,
+    private readonly events: RawEvents,
     private current: PromptSettings,
     private readonly warn: (message: string, error: unknown) => void,
   ) {
     this.builtins = builtinSections(current.identity, current.persona)
+    this.emitter = new ContainedEmitter(events)
     this.registry = new ScopedRegistry<RegisteredSection>({ onChange: (change) => this.sectionChanged(change) })
   }
 
@@ -75,7 +83,7 @@ export class PromptAssembler {
 
   async assemble(agent: Agent, vars: PromptVars): Promise<AssembledContext> {
     const base = this.render(agent, vars)
-    if (unheard(this.events, 'system-prompt/assemble')) return base.result
+    if (!heard(this.events, 'system-prompt/assemble')) return base.result
     const result = await this.events.waterfall(this.filterOf(agent.id), 'system-prompt/assemble', agent, base.vars, async () => base.result)
     return result === base.result ? result : checkAssembly(result)
   }
@@ -102,7 +110,7 @@ export class PromptAssembler {
       ...(change.name === undefined ? {} : { name: change.name }),
     })
     const filter = change.agentId === undefined ? null : this.filterOf(change.agentId)
-    emitContained(this.home, filter, 'system-prompt/change', [payload], (error) =>
+    this.emitter.emit(filter, 'system-prompt/change', [payload], (error) =>
       this.warn('a system-prompt/change listener failed: %s', error),
     )
   }

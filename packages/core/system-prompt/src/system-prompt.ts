@@ -1,11 +1,10 @@
 import Schema from 'schemastery'
+import { rawEvents, untraced } from '@deepseek-ai/dsh-scope'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-tools'
 import { Context, Service } from './cordis'
 import { PromptAssembler, type PromptSettings } from './assembler'
-import { dispatcherOf } from './dispatcher'
 import { DEFAULT_IDENTITY, DEFAULT_PERSONA } from './defaults'
-import { untraced } from './untraced'
 import type { AssembledContext, PromptSection, PromptVars } from './types'
 
 declare module 'cordis' {
@@ -41,7 +40,7 @@ export class SystemPrompt extends Service {
     super(ctx, 'systemPrompt')
     untraced(this)
     const logger = ctx.logger('system-prompt')
-    const assembler = new PromptAssembler(ctx, dispatcherOf(ctx), resolve(config), (message, error) =>
+    const assembler = new PromptAssembler(rawEvents(ctx), resolve(config), (message, error) =>
       logger.warn(message, error instanceof Error ? error.message : error),
     )
     this.assembler = assembler

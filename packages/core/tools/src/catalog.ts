@@ -1,10 +1,18 @@
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
-import { ScopedRegistry, emitContained, scopeOf, subjectFilter, type ScopedChange, type ScopedEntry, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import {
+  ContainedEmitter,
+  ScopedRegistry,
+  scopeOf,
+  subjectFilter,
+  type RawEvents,
+  type ScopedChange,
+  type ScopedEntry,
+  type SubjectFilter,
+} from '@deepseek-ai/dsh-scope'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { schemaOf } from './definition'
-import type { Dispatcher } from './dispatcher'
 import { executeCall, type PipelineHost } from './pipeline'
 import type { ToolCall, ToolCallResult, ToolChange, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
@@ -28,8 +36,8 @@ interface GuardEntry {
  * and reaching a service or `ctx.emit` through a context builds an `Error` for
  * its "without inject" message. On the per-call path that cost more than the
  * pipeline itself, so `ToolRegistry` delegates here with one traced access and
- * everything below runs on plain objects (events through `ctx.events`, held
- * once). See .agents/notes/implemented/architecture/2026-11-30-untraced-service-cores.md.
+ * everything below runs on plain objects (events dispatched on the raw events
+ * service, held once: dsh-scope's `rawEvents`). See .agents/notes/implemented/architecture/2026-11-30-untraced-service-cores.md.
  */
 export class ToolCatalog implements PipelineHost {
   private readonly registry: ScopedRegistry<RegisteredTool>
@@ -37,13 +45,15 @@ export class ToolCatalog implements PipelineHost {
   private readonly schemaViews = new Map<string, { source: readonly ScopedEntry<RegisteredTool>[]; schemas: readonly ToolSchema[] }>()
   private readonly filters = new Map<string, SubjectFilter>()
   private serial = 0
+  readonly emitter: ContainedEmitter
 
   constructor(
     readonly home: Context,
-    readonly events: Dispatcher,
+    readonly events: RawEvents,
     readonly defaultTimeoutMs: number,
     readonly reportListenerError: (event: string, error: unknown) => void,
   ) {
+    this.emitter = new ContainedEmitter(events)
     this.registry = new ScopedRegistry<RegisteredTool>({ onChange: (change) => this.announce(change) })
   }
 
@@ -143,6 +153,6 @@ export class ToolCatalog implements PipelineHost {
       ...(entry.subject === undefined ? {} : { agentId: entry.subject as Agent['id'] }),
     })
     const filter = entry.subject === undefined ? null : this.filterOf(entry.subject)
-    emitContained(this.home, filter, 'tools/change', [payload], (error) => this.reportListenerError('tools/change', error))
+    this.emitter.emit(filter, 'tools/change', [payload], (error) => this.reportListenerError('tools/change', error))
   }
 }

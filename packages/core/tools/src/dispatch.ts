@@ -1,7 +1,6 @@
 import { contentProblem, deepFreeze, type ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
-import type { SubjectFilter } from '@deepseek-ai/dsh-scope'
-import { unheard, type Dispatcher } from './dispatcher'
+import { heard, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { abortedBeforeDispatch, isTimeout } from './cancellation'
 import { ToolError, isToolError } from './errors'
 import { messageOf } from './results'
@@ -65,7 +64,7 @@ export class CallRun {
  * `TIMEOUT` as soon as it elapses, without waiting for a body that ignores it.
  */
 export async function dispatchCall(
-  events: Dispatcher,
+  events: RawEvents,
   filter: SubjectFilter,
   invocation: ToolInvocation,
   run: CallRun,
@@ -97,8 +96,8 @@ export async function dispatchCall(
     return body
   }
   try {
-    if (unheard(events, 'tools/execute')) await inner()
-    else await events.waterfall(filter, 'tools/execute', dispatch, inner)
+    if (heard(events, 'tools/execute')) await events.waterfall(filter, 'tools/execute', dispatch, inner)
+    else await inner()
   } catch (error) {
     throw runFailure(error, caller, bodySignal, run.started)
   }

@@ -1,11 +1,10 @@
 import type { CallId } from '@deepseek-ai/dsh-llm'
-import { emitContained, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { heard, type ContainedEmitter, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { abortedBeforeDispatch, beforeDispatch } from './cancellation'
 import { CallRun, dispatchCall } from './dispatch'
-import { unheard, type Dispatcher } from './dispatcher'
 import { ToolError, isToolError } from './errors'
 import { checkOutput, contentOf, errorResult, messageOf, successResult } from './results'
 import type {
@@ -21,9 +20,11 @@ import type {
 
 /** What the pipeline needs from the registry that runs it. */
 export interface PipelineHost {
-  /** The registry's own context: `approval` is read and contained events are emitted through it. */
+  /** The registry's own context: `approval` is read through it. */
   readonly home: Context
-  readonly events: Dispatcher
+  readonly events: RawEvents
+  /** Emits `tools/result` with listener failures contained. */
+  readonly emitter: ContainedEmitter
   filter(agent: Agent): SubjectFilter
   definition(name: string, agent: Agent): ToolDefinition | undefined
   guards(agent: Agent): readonly ToolGuard[]
@@ -62,7 +63,7 @@ export async function executeCall(
     run.close()
   }
   try {
-    if (!unheard(host.events, 'tools/result')) emitContained(host.home, host.filter(options.agent), 'tools/result', [options.agent, call, result], (error) =>
+    if (heard(host.events, 'tools/result')) host.emitter.emit(host.filter(options.agent), 'tools/result', [options.agent, call, result], (error) =>
       host.reportListenerError('tools/result', error),
     )
   } catch (error) {
@@ -115,9 +116,9 @@ async function admit(host: PipelineHost, filter: SubjectFilter, invocation: Tool
   const { signal } = invocation
   let decision: PreExecuteDecision
   try {
-    decision = unheard(host.events, 'tools/pre-execute')
-      ? ALLOW
-      : await beforeDispatch(host.events.waterfall(filter, 'tools/pre-execute', invocation, async () => ALLOW), signal)
+    decision = heard(host.events, 'tools/pre-execute')
+      ? await beforeDispatch(host.events.waterfall(filter, 'tools/pre-execute', invocation, async () => ALLOW), signal)
+      : ALLOW
   } catch (error) {
     throw policyFailure(error, 'a policy check failed')
   }
@@ -147,9 +148,9 @@ async function admit(host: PipelineHost, filter: SubjectFilter, invocation: Tool
 async function review(host: PipelineHost, filter: SubjectFilter, invocation: ToolInvocation, output: ToolOutput): Promise<ToolOutput> {
   let decision: PostExecuteDecision
   try {
-    decision = unheard(host.events, 'tools/post-execute')
-      ? ACCEPT
-      : await host.events.waterfall(filter, 'tools/post-execute', invocation, output, async () => ACCEPT)
+    decision = heard(host.events, 'tools/post-execute')
+      ? await host.events.waterfall(filter, 'tools/post-execute', invocation, output, async () => ACCEPT)
+      : ACCEPT
   } catch (error) {
     throw new ToolError('BLOCKED', `tool result withheld: a policy check failed (${messageOf(error, 'no detail')})`, { cause: error })
   }

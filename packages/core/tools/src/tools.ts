@@ -1,10 +1,9 @@
 import Schema from 'schemastery'
+import { rawEvents, untraced } from '@deepseek-ai/dsh-scope'
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { Context, Service } from './cordis'
 import { ToolCatalog } from './catalog'
-import { untraced } from './untraced'
-import { dispatcherOf } from './dispatcher'
 import type { ToolCall, ToolCallResult, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
 declare module 'cordis' {
@@ -37,7 +36,7 @@ export class ToolRegistry extends Service {
     super(ctx, 'tools')
     untraced(this)
     const logger = ctx.logger('tools')
-    const catalog = new ToolCatalog(ctx, dispatcherOf(ctx), config.defaultTimeoutMs ?? 0, (event, error) =>
+    const catalog = new ToolCatalog(ctx, rawEvents(ctx), config.defaultTimeoutMs ?? 0, (event, error) =>
       logger.warn(`a ${event} listener failed: %s`, error instanceof Error ? error.message : error),
     )
     this.catalog = catalog
