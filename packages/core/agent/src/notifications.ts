@@ -1,5 +1,5 @@
 import type { Events } from 'cordis'
-import { emitContained, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { containedEmitter, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import type { Context } from './cordis'
 import type { Agent } from './types'
 
@@ -32,10 +32,11 @@ export function agentEvents(ctx: Context, agent: Agent): AgentEventEmitter {
   const filter = subjectFilter(agent.id)
   const logger = ctx.logger('dsh-agent')
   const onError = (error: unknown) => logger.warn(error)
+  const emitter = containedEmitter(ctx)
   return {
     filter,
     emit(name, ...args) {
-      emitContained(ctx, filter, name, [agent, ...args], onError)
+      emitter.emit(filter, name, [agent, ...args], onError)
     },
   }
 }

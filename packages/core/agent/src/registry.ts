@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { subjectFilter } from '@deepseek-ai/dsh-scope'
+import { announce, rawEvents, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import { Context, Service } from './cordis'
 import { AgentError } from './errors'
 import { initiator, withInitiator } from './initiator'
@@ -13,8 +13,6 @@ declare module 'cordis' {
   }
 }
 
-type Dispatcher = { dispatch(type: string, args: unknown[]): Array<(...args: unknown[]) => unknown> }
-
 /**
  * `ctx.agents`: the live agent registry and the creation seam.
  *
@@ -26,12 +24,15 @@ export class AgentRegistry extends Service {
 
   /** The registry's own context (service methods see the caller's as `this.ctx`). */
   private readonly home: Context
+  /** The raw events service (dsh-scope `rawEvents`), for the `agent/created` announcement. */
+  private readonly events: RawEvents
   private readonly factories: AgentFactory[] = []
   private readonly live = new Map<SessionId, Agent>()
 
   constructor(ctx: Context, _config: AgentRegistry.Config = {}) {
     super(ctx, 'agents')
     this.home = ctx
+    this.events = rawEvents(ctx)
   }
 
   /**
@@ -111,17 +112,7 @@ export class AgentRegistry extends Service {
       agentEvents(this.home, agent).emit('agent/disposed')
     }
     try {
-      const callbacks = (this.home.events as unknown as Dispatcher).dispatch('emit', [
-        subjectFilter(agent.id),
-        'agent/created',
-        agent,
-      ])
-      for (const callback of callbacks) {
-        const result = callback(agent)
-        if (result && typeof (result as Promise<unknown>).then === 'function') {
-          ;(result as Promise<unknown>).then(undefined, (error) => logger.warn(error))
-        }
-      }
+      announce(this.events, subjectFilter(agent.id), 'agent/created', [agent], (error) => logger.warn(error))
     } catch (error) {
       detach()
       throw error

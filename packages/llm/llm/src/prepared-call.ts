@@ -1,6 +1,5 @@
-import { subjectFilter } from '@deepseek-ai/dsh-scope'
+import { subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
-import type { EventsService } from './cordis'
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
 import { DONE, ProtocolStream } from './protocol-stream'
@@ -23,7 +22,7 @@ export class BoundCall implements PreparedCall {
 
   constructor(
     /** Dispatches `llm/stream`: the service's own events, not a caller's context. */
-    private readonly events: EventsService,
+    private readonly events: RawEvents,
     private readonly registration: AdapterRegistration | undefined,
     readonly config: EffectiveConfig,
     readonly model: ModelInfo | undefined,
@@ -64,7 +63,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
   private closed = false
 
   constructor(
-    private readonly events: EventsService,
+    private readonly events: RawEvents,
     private readonly registration: AdapterRegistration | undefined,
     private readonly config: EffectiveConfig,
     private readonly model: ModelInfo | undefined,
@@ -124,7 +123,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
       hasAdapter: registration !== undefined,
     })
     const inner = () => adapterStream
-    // `EventsService.waterfall` is untyped; the `llm/stream` declaration types the listeners.
+    // Typed by the `llm/stream` declaration, but a listener may return anything: checked below.
     const result: unknown = options.sessionId === undefined
       ? this.events.waterfall('llm/stream', call, inner)
       : this.events.waterfall(subjectFilter(options.sessionId), 'llm/stream', call, inner)

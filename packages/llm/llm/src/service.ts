@@ -1,8 +1,8 @@
-import { ScopedRegistry } from '@deepseek-ai/dsh-scope'
+import { ScopedRegistry, rawEvents, untraced, type RawEvents } from '@deepseek-ai/dsh-scope'
 import Schema from 'schemastery'
 import type { GenerateOptions, LlmAdapter, LlmCallConfig, LlmRequest, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import { checkCallConfig, effectiveConfig } from './call-config'
-import { Context, Service, symbols, type EventsService } from './cordis'
+import { Context, Service } from './cordis'
 import { LlmError, toLlmFailure } from './failure'
 import {
   forgetLoopRequests,
@@ -26,21 +26,11 @@ declare module 'cordis' {
 /** What the service's methods work on; kept off the traced service object (see `LlmService`). */
 interface LlmCore {
   /** The service's own events: `llm/stream` is dispatched here, whoever calls. */
-  readonly events: EventsService
+  readonly events: RawEvents
   readonly adapters: ScopedRegistry<AdapterRegistration>
 }
 
 const kCore = Symbol('dsh-llm.core')
-
-/**
- * The events service behind a context, without Cordis' tracing proxy: a
- * dispatch through `ctx.waterfall` costs microseconds of proxy work per call,
- * the service itself well under one.
- */
-function rawEvents(ctx: Context): EventsService {
-  const events = ctx.events as EventsService & { [key: symbol]: unknown }
-  return (events[symbols.original] as EventsService | undefined) ?? events
-}
 
 /**
  * `ctx.llm`: the model seam. Adapters register per provider name; a call is
@@ -63,8 +53,8 @@ export class LlmService extends Service {
     super(ctx, 'llm')
     this[kCore] = { events: rawEvents(ctx), adapters: new ScopedRegistry<AdapterRegistration>() }
     // `this.ctx` stays the caller's context without the shadow; this service
-    // reads no other service through it.
-    ;(this as unknown as { [key: symbol]: { noShadow?: boolean } })[Service.tracker]!.noShadow = true
+    // reads no other service through it and defines no mixins.
+    untraced(this)
   }
 
   /**
