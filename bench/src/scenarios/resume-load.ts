@@ -29,5 +29,6 @@ const t1 = performance.now()
 await dsh.turn(handle.agent, 'One more question after the restart.')
 const firstTurnMs = performance.now() - t1
 await spine.dispose()
-process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ events, loadMs, peakRssMb, baselineRssMb, firstTurnMs })}\n`)
+const resumeRssMb = peakRssMb - baselineRssMb
+process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ events, loadMs, peakRssMb, baselineRssMb, resumeRssMb, firstTurnMs })}\n`)
 process.exit(0)

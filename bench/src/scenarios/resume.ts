@@ -53,6 +53,7 @@ export default defineScenario<ResumeParams>({
     { key: 'loadMs', label: 'resume (load + prepare + publish)', unit: 'ms', digits: 0, compare: false, budget: { op: '<=', limit: 3000, source: '§13' } },
     { key: 'peakRssMb', label: 'peak RSS of the resuming process', unit: 'MB', digits: 0, compare: false, budget: { op: '<=', limit: 300, source: '§13' } },
     { key: 'baselineRssMb', label: 'RSS before resuming (Node, tsx, modules)', unit: 'MB', digits: 0, compare: false },
+    { key: 'resumeRssMb', label: 'peak RSS added by the resume', unit: 'MB', digits: 0, compare: false },
     { key: 'firstTurnMs', label: 'first turn after resume', unit: 'ms', digits: 1, compare: false },
   ],
   params: (mode) => (mode === 'full' ? { events: 1_000_000, answerDeltas: 100 } : { events: 3_000, answerDeltas: 100 }),
@@ -61,7 +62,9 @@ export default defineScenario<ResumeParams>({
     return withTempDir('resume', async (directory) => {
       const written = await write(directory, params)
       const loader = fileURLToPath(new URL('./resume-load.ts', import.meta.url))
-      const { result } = await runChild(loader, [directory, JSON.stringify(params)])
+      // `pnpm bench --profile` profiles the load process too.
+      const profiling = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'))
+      const { result } = await runChild(loader, [directory, JSON.stringify(params)], profiling)
       const loaded = result as Metrics
       if (loaded.events !== written.events) throw new Error(`resumed ${loaded.events} events, wrote ${written.events}`)
       return { ...written, ...loaded }

@@ -51,7 +51,7 @@ export default defineScenario<Params>({
     { key: 'cpuUsPerTurn', label: 'per turn (CPU)', unit: 'µs', digits: 0, compare: true },
   ],
   params: (mode) => (mode === 'full' ? { turns: 2000, warmup: 200 } : { turns: 20, warmup: 5 }),
-  // The AI SDK's turns grow with the history (see docs/benchmarks.md): three of its runs take minutes already.
-  runs: (mode, subject) => (mode === 'smoke' ? 1 : subject === 'ai-sdk' ? 3 : 5),
+  // The AI SDK's turns grow with the history (see docs/benchmarks.md): one of its runs takes minutes.
+  runs: (mode, subject) => (mode === 'smoke' ? 1 : subject === 'ai-sdk' ? 1 : 5),
   run: textTurns,
 })
