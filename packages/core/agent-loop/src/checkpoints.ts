@@ -1,17 +1,11 @@
-import type { SubjectFilter } from '@deepseek-ai/dsh-scope'
-import { symbols, type Context, type Events } from './cordis'
+import { heard, rawEvents, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import type { Context, Events } from './cordis'
 
 type Name = keyof Events & string
 type Args<K extends Name> = Parameters<Events[K]>
 /** A waterfall's arguments without the trailing `next`. */
 type Head<K extends Name> = Args<K> extends [...infer H, unknown] ? H : never
 type Result<K extends Name> = Awaited<ReturnType<Events[K]>>
-
-interface RawEvents {
-  _hooks: Record<string, unknown[] | undefined>
-  serial(...args: unknown[]): Promise<unknown>
-  waterfall(...args: unknown[]): unknown
-}
 
 /**
  * One agent's `agent/*` checkpoints, dispatched scope-filtered on Cordis'
@@ -30,25 +24,25 @@ export class Checkpoints {
     home: Context,
     readonly filter: SubjectFilter,
   ) {
-    const traced = home.events as unknown as Record<symbol, RawEvents | undefined>
-    this.events = traced[symbols.original] ?? (home.events as unknown as RawEvents)
+    this.events = rawEvents(home)
   }
 
   /** Whether a dispatch of `name` would reach anyone. */
   heard(name: Name): boolean {
-    const hooks = this.events._hooks
-    return !!hooks[name]?.length || !!hooks['internal/dispatch']?.length
+    return heard(this.events, name)
   }
 
   /** A waterfall whose innermost step is `inner` (the default decision). */
   async waterfall<K extends Name>(name: K, args: Head<K>, inner: () => Result<K> | Promise<Result<K>>): Promise<Result<K>> {
     if (!this.heard(name)) return inner()
-    return (await this.events.waterfall(this.filter, name, ...args, async () => inner())) as Result<K>
+    const dispatch = this.events.waterfall as (...args: unknown[]) => unknown
+    return (await dispatch.call(this.events, this.filter, name, ...args, async () => inner())) as Result<K>
   }
 
   /** A serial checkpoint: the first non-nullish result, or `undefined`. */
   async serial<K extends Name>(name: K, args: Args<K>): Promise<Result<K> | undefined> {
     if (!this.heard(name)) return undefined
-    return (await this.events.serial(this.filter, name, ...args)) as Result<K> | undefined
+    const dispatch = this.events.serial as (...args: unknown[]) => Promise<unknown>
+    return (await dispatch.call(this.events, this.filter, name, ...args)) as Result<K> | undefined
   }
 }
