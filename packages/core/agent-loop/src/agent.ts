@@ -19,7 +19,7 @@ import type { Session, SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
 import { InboxState } from './inbox'
-import { placeInput } from './placement'
+import { placeInput, type PlacedMessage } from './placement'
 import { runTurn, type HeaderState, type TurnState } from './turn'
 
 /** What an agent needs from the loop that drives it. */
@@ -66,6 +66,8 @@ export class ReactLoopAgent implements Agent {
   private readonly flushes = new Set<Promise<void>>()
   private idleWaiters: Array<() => void> = []
   private terminalWindow = false
+  /** The injections of a one-shot `injection` turn being written. */
+  private oneShot: PlacedMessage[] | undefined
   private header: HeaderState | undefined
   private headerReason: 'initial' | 'resume' | 'change'
   /** The effort to restore on this instance's first request, when its route matches the log's. */
@@ -150,14 +152,26 @@ export class ReactLoopAgent implements Agent {
     const [placed] = placeInput(id, message.content, message.source, [], message.placement)
     const turn = this.openTurn
     if (turn) {
-      if (turn.step?.defersInjections) turn.step.deferred.push(placed!)
+      if (turn.opening) turn.holdInjection(placed!)
+      else if (turn.step?.defersInjections) turn.step.deferred.push(placed!)
       else this.session.append('user/message', { message: placed!.message })
       return
     }
-    const number = this.session.position.lastTurn + 1
-    this.session.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
-    this.session.append('user/message', { message: placed!.message })
-    this.session.append('turn/end', { turn: number, reason: { kind: 'completed' } })
+    if (this.oneShot) {
+      // Injected from a listener while the one-shot turn is being written: it joins that turn.
+      this.oneShot.push(placed!)
+      return
+    }
+    const queue = (this.oneShot = [placed!])
+    try {
+      const number = this.session.position.lastTurn + 1
+      this.session.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
+      while (queue.length) this.session.append('user/message', { message: queue.shift()!.message })
+      this.oneShot = undefined
+      this.session.append('turn/end', { turn: number, reason: { kind: 'completed' } })
+    } finally {
+      this.oneShot = undefined
+    }
     this.track(this.env.sessions.flush(this.session))
   }
 

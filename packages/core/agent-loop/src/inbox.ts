@@ -2,17 +2,31 @@ import type { AgentEventEmitter, AgentMessage, Inbox } from '@deepseek-ai/dsh-ag
 import { deepFreeze, type MessageId } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent, Session } from '@deepseek-ai/dsh-session'
 
+/** One announcement, reserved before its log event is appended. */
+interface Slot {
+  announce: (() => void) | undefined
+}
+
 /**
  * The agent's two FIFOs and their durable projection.
  *
- * Every transition is logged (`inbox/*` session events) before it is announced
- * (`agent/inbox/*`), so the log alone can rebuild what is pending after a crash
- * and every id gets at most one dequeue or discard.
+ * Every transition updates the columns, then logs its `inbox/*` session event,
+ * then announces its `agent/inbox/*` event, so the log alone can rebuild what
+ * is pending after a crash and every id gets at most one dequeue or discard.
+ *
+ * Reentrancy: a synchronous `session/event` listener may admit, claim or
+ * discard while a transition is being logged. The columns are updated before
+ * the append, so a nested transition sees them current and lands behind; and
+ * announcements go through a FIFO of slots reserved before each append, so
+ * listeners of `agent/inbox/*` hear the transitions in log order even when a
+ * nested one finishes first.
  */
 export class InboxState {
   private turnColumn: AgentMessage[] = []
   private stepColumn: AgentMessage[] = []
   private view: Inbox | undefined
+  private readonly slots: Slot[] = []
+  private draining = false
 
   constructor(
     private readonly session: Session,
@@ -45,32 +59,40 @@ export class InboxState {
   }
 
   enqueue(message: AgentMessage): void {
-    this.session.append('inbox/enqueue', { message })
-    ;(message.target === 'next-turn' ? this.turnColumn : this.stepColumn).push(message)
+    const column = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
+    column.push(message)
     this.view = undefined
-    this.events.emit('agent/inbox/enqueue', message)
+    this.logged(
+      () => this.session.append('inbox/enqueue', { message }),
+      () => this.events.emit('agent/inbox/enqueue', message),
+      () => this.remove(message),
+    )
   }
 
   /** Claims the oldest ordinary item. */
   claimTurn(): AgentMessage | undefined {
     const message = this.turnColumn[0]
-    if (message) this.dequeue(message)
-    return message
+    return message && this.dequeue(message) ? message : undefined
   }
 
-  /** Claims one item (it must be pending). */
-  dequeue(message: AgentMessage): void {
-    if (!this.remove(message)) return
-    this.session.append('inbox/dequeue', { id: message.id })
-    this.events.emit('agent/inbox/dequeue', message)
+  /** Claims one item. Returns false (and does nothing) when it is no longer pending. */
+  dequeue(message: AgentMessage): boolean {
+    if (!this.remove(message)) return false
+    this.logged(
+      () => this.session.append('inbox/dequeue', { id: message.id }),
+      () => this.events.emit('agent/inbox/dequeue', message),
+    )
+    return true
   }
 
   /** Drops the given pending items (those no longer pending are skipped). */
   discard(messages: readonly AgentMessage[]): void {
     const dropped = messages.filter((message) => this.remove(message))
     if (dropped.length === 0) return
-    this.session.append('inbox/discard', { ids: dropped.map((message) => message.id) })
-    this.events.emit('agent/inbox/discard', dropped)
+    this.logged(
+      () => this.session.append('inbox/discard', { ids: dropped.map((message) => message.id) }),
+      () => this.events.emit('agent/inbox/discard', dropped),
+    )
   }
 
   /** Drops everything pending (cancel, dispose). */
@@ -88,12 +110,12 @@ export class InboxState {
    * keeping each id (logged `inbox/requeue`).
    */
   requeueSteering(): void {
-    for (const message of this.stepColumn.splice(0)) {
-      const moved = deepFreeze({ ...message, target: 'next-turn' as const, wakeup: true })
-      this.turnColumn.push(moved)
+    while (this.stepColumn.length) {
+      const message = this.stepColumn.shift()!
+      this.turnColumn.push(deepFreeze({ ...message, target: 'next-turn' as const, wakeup: true }))
+      this.view = undefined
       this.session.append('inbox/requeue', { id: message.id })
     }
-    this.view = undefined
   }
 
   /**
@@ -128,6 +150,32 @@ export class InboxState {
       ;(message.target === 'next-turn' ? this.turnColumn : this.stepColumn).push(message)
     }
     this.view = undefined
+  }
+
+  /** Logs a transition and announces it in log order; `undo` reverts the columns if the append is refused. */
+  private logged(append: () => void, announce: () => void, undo?: () => void): void {
+    const slot: Slot = { announce: undefined }
+    this.slots.push(slot)
+    try {
+      append()
+    } catch (error) {
+      this.slots.splice(this.slots.indexOf(slot), 1)
+      undo?.()
+      this.drain()
+      throw error
+    }
+    slot.announce = announce
+    this.drain()
+  }
+
+  private drain(): void {
+    if (this.draining) return
+    this.draining = true
+    try {
+      while (this.slots.length && this.slots[0]!.announce) this.slots.shift()!.announce!()
+    } finally {
+      this.draining = false
+    }
   }
 
   private remove(message: AgentMessage): boolean {

@@ -33,6 +33,8 @@ import { ToolBatch } from './tool-batch'
 interface ProposedEntry {
   readonly placed: PlacedMessage
   readonly type: 'user/message' | 'steering/message'
+  /** The inbox item the message comes from, for steering. */
+  readonly item?: string
 }
 
 /** The batch `agent/pre-step` decides on, and the inbox items it would consume. */
@@ -77,6 +79,10 @@ export class StepState {
 /** The open turn. */
 export class TurnState {
   readonly holder = new TurnHolder()
+  /** Assigned when `turn/start` is written. */
+  turn = 0
+  /** Injections admitted before `turn/start` was written; appended right after it. */
+  private early: PlacedMessage[] | undefined = []
   step: StepState | undefined
   /** The decided end, when the turn ends other than by cancel or failure. */
   end: TurnEndReason | undefined
@@ -86,10 +92,24 @@ export class TurnState {
   /** Consecutive provider failures of this turn (cleared by a success). */
   readonly priorFailures: LlmFailure[] = []
 
-  constructor(
-    readonly turn: number,
-    readonly trigger: TurnTrigger,
-  ) {}
+  constructor(readonly trigger: TurnTrigger) {}
+
+  /** Whether `turn/start` is not written yet: an injection must wait for it. */
+  get opening(): boolean {
+    return this.early !== undefined
+  }
+
+  /** Holds an injection admitted while the turn is opening. */
+  holdInjection(placed: PlacedMessage): void {
+    this.early!.push(placed)
+  }
+
+  /** Called once `turn/start` is logged: appends the injections that waited for it, in order. */
+  opened(agent: ReactLoopAgent): void {
+    const early = this.early!
+    this.early = undefined
+    for (const placed of early) agent.session.append('user/message', { message: placed.message })
+  }
 }
 
 /** The last request header written to the log, folded. */
@@ -108,13 +128,19 @@ export interface HeaderState {
  */
 export async function runTurn(agent: ReactLoopAgent, trigger: 'prompt' | 'steering'): Promise<void> {
   const session = agent.session
-  const turn = session.position.lastTurn + 1
-  // Claim and open in one synchronous step, so a cancel never falls between them.
-  const item = trigger === 'prompt' ? agent.inboxState.claimTurn() : undefined
-  if (trigger === 'prompt' && !item) return
-  const state = new TurnState(turn, { kind: trigger })
-  session.append('turn/start', { turn, trigger: state.trigger })
+  // The turn counts as open from before its claim: a cancel or an inject() from a listener of the
+  // claim's or of turn/start's publication applies to this turn (R-LOOP-1: claim and open in one
+  // synchronous step, so a cancel never falls between them).
+  const state = new TurnState({ kind: trigger })
   agent.openTurn = state
+  const item = trigger === 'prompt' ? agent.inboxState.claimTurn() : undefined
+  if (trigger === 'prompt' && !item) {
+    agent.openTurn = undefined
+    return
+  }
+  state.turn = session.position.lastTurn + 1
+  session.append('turn/start', { turn: state.turn, trigger: state.trigger })
+  state.opened(agent)
   try {
     await driveTurn(agent, state, item)
   } catch (error) {
@@ -212,7 +238,7 @@ function proposeSteering(agent: ReactLoopAgent, reason?: string): Proposal {
   const entries: ProposedEntry[] = []
   for (const message of steering) {
     for (const placed of placeInput(message.id, message.content, message.source, message.contexts, message.placement)) {
-      entries.push({ placed, type: 'steering/message' })
+      entries.push({ placed, type: 'steering/message', item: message.id })
     }
   }
   if (reason) {
@@ -238,17 +264,18 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   if (decision && decision.kind !== 'enter') throw pluginBug('agent/pre-step', 'must return { kind: "enter" | "reject" } or nothing')
   const entered = decision ? checkEntered(decision.messages) : proposed
 
-  // Open the step and enter the batch.
-  session.append('step/start', { turn, step })
+  // Open the step (its state first: an inject() from a listener of step/start is deferred) and
+  // enter the batch. Steering a cancel discarded meanwhile is not written.
   const current = new StepState(turn, step)
   state.step = current
-  for (const message of proposal.steering) agent.inboxState.dequeue(message)
+  session.append('step/start', { turn, step })
+  const dropped = new Set<string>()
+  for (const message of proposal.steering) if (!agent.inboxState.dequeue(message)) dropped.add(message.id)
   for (const message of entered) {
     const entry = proposal.entries.find((candidate) => candidate.placed.message === message)
-    if (entry) {
+    if (!entry) session.append('user/message', { message })
+    else if (!(entry.type === 'steering/message' && dropped.has(entry.item ?? ''))) {
       session.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
-    } else {
-      session.append('user/message', { message })
     }
   }
 
@@ -331,7 +358,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
 
   // The steering checkpoint: claim everything pending, in order.
   for (const item of agent.inboxState.nextStep.slice()) {
-    agent.inboxState.dequeue(item)
+    if (!agent.inboxState.dequeue(item)) continue
     for (const placed of placeInput(item.id, item.content, item.source, item.contexts, item.placement)) {
       session.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
     }
