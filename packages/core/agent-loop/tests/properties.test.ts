@@ -15,10 +15,10 @@ import { programs, runProgram } from './property/run-program'
  * `property/invariants.ts` are checked on the session log, the recorded
  * requests and the agent's public state.
  *
- * A failure prints the replay command (FC_SEED, FC_PATH) first; FC_RUNS
+ * A failure prints the replay command (FC_SEED, FC_PATH, FC_REPLAY_PATH) first; FC_RUNS
  * raises the budget for a local soak.
  */
-const RUNS = 200
+const RUNS = 300
 // About 0.1 s per run on a loaded 2-core machine; generous so a soak (FC_RUNS) does not time out.
 const TIMEOUT = Math.max(120_000, Number(process.env.FC_RUNS ?? RUNS) * 500)
 

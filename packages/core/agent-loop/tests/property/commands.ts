@@ -237,7 +237,12 @@ class React implements fc.Command<ProgramModel, World> {
     return true
   }
   run(model: ProgramModel, world: World): void {
-    world.reactions.push({ on: this.on, action: () => this.action.run(model, world) })
+    world.reactions.push({
+      on: this.on,
+      action: () => {
+        if (this.action.check(model)) this.action.run(model, world)
+      },
+    })
   }
   toString(): string {
     return `on(${this.on}, ${this.action})`
@@ -251,7 +256,7 @@ export class Dispose implements fc.Command<ProgramModel, World> {
   }
   run(model: ProgramModel, world: World): void {
     model.disposeIssued = true
-    const open = world.session.position.openTurn
+    const open = driverTurn(world)
     if (open) {
       const effective = !world.aborts.some((abort) => abort.turn === open.turn)
       world.aborts.push({ by: 'dispose', turn: open.turn, effective, cause: 'disposed', keepInbox: false })
@@ -313,18 +318,20 @@ function openBug(reaction: React): boolean {
   })
 }
 
-const anyReaction = fc
-  .tuple(
-    fc.constantFrom(...REACTION_EVENTS),
-    fc.oneof(
-      fc.tuple(cause, fc.boolean()).map(([c, keep]): fc.Command<ProgramModel, World> => new Cancel(c, keep)),
-      fc.constant(new Inject()),
-      shape.map((s) => new Admit('steer', s)),
-      shape.map((s) => new Admit('followup', s)),
-    ),
-  )
-  .map(([on, action]) => new React(on, action))
-const reaction = anyReaction.filter((candidate) => !openBug(candidate))
+/** Reactions; `withDispose` lets a reaction be `dispose()` (a UI closing the agent from a session listener). */
+function reactions(withDispose: boolean): fc.Arbitrary<React> {
+  const actions: fc.Arbitrary<fc.Command<ProgramModel, World>>[] = [
+    fc.tuple(cause, fc.boolean()).map(([c, keep]): fc.Command<ProgramModel, World> => new Cancel(c, keep)),
+    fc.constant(new Inject()),
+    shape.map((s) => new Admit('steer', s)),
+    shape.map((s) => new Admit('followup', s)),
+  ]
+  if (withDispose) actions.push(fc.constant(new Dispose()))
+  return fc
+    .tuple(fc.constantFrom(...REACTION_EVENTS), fc.oneof(...actions))
+    .map(([on, action]) => new React(on, action))
+    .filter((candidate) => !openBug(candidate))
+}
 
 /** The commands every program draws from; `withDispose` adds `dispose()` at a random point. */
 export function commandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCommand>[] {
@@ -342,7 +349,7 @@ export function commandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCo
     fc.constantFrom('inject-with-contexts' as const, 'blank-followup' as const, 'bad-placement-steer' as const).map((v) => new Refused(v)),
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
     fc.constantFrom('effort low' as const, 'effort high' as const, 'effort default' as const, 'toggle tool' as const).map((c) => new Reconfigure(c)),
-    reaction,
+    reactions(withDispose),
     pause,
     pause,
     pause,
@@ -355,10 +362,11 @@ export function commandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCo
 /**
  * Commands for programs aimed at tool batches: prompts, steering, injections,
  * cancels and reactions between short pauses, so cancels land inside streams
- * of tool calls and inside running batches. (These programs dispose only after their
- * last command, so that dispose too lands in the middle of the work.)
+ * of tool calls and inside running batches. (These programs dispose after
+ * their last command, or from a reaction, so that dispose too lands in the
+ * middle of the work.)
  */
-export function batchCommandArbitraries(): fc.Arbitrary<ProgramCommand>[] {
+export function batchCommandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCommand>[] {
   const pause = fc.integer({ min: 1, max: 8 }).map((ticks) => new Pause(ticks))
   const commands: fc.Arbitrary<ProgramCommand>[] = [
     shape.map((s) => new Admit('followup', s)),
@@ -367,7 +375,7 @@ export function batchCommandArbitraries(): fc.Arbitrary<ProgramCommand>[] {
     fc.constant(new Inject()),
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
-    reaction,
+    reactions(withDispose),
     pause,
     pause,
     pause,

@@ -2,12 +2,14 @@ import fc from 'fast-check'
 import { setImmediate as macrotask } from 'node:timers/promises'
 
 /**
- * How a property run is paced and replayed.
+ * How a property run is budgeted and replayed.
  *
- * `FC_SEED` and `FC_PATH` replay one failing case exactly (fast-check prints
- * both on failure); `FC_RUNS` overrides the run budget, e.g. for a long local
- * soak. Without them every property runs its fixed CI budget from a seed that
- * fast-check picks, and prints it when it fails.
+ * `FC_SEED` and `FC_PATH` replay one failing case exactly, together with
+ * `FC_REPLAY_PATH`, the `replayPath` that fast-check prints inside the
+ * counterexample's command list (it tells `fc.commands` which commands ran,
+ * which the shrink path depends on). `FC_RUNS` overrides the run budget, e.g.
+ * for a long local soak. Without them every property runs its fixed CI budget
+ * from a seed that fast-check picks, and prints it when it fails.
  */
 export function runParameters(defaultRuns: number): fc.Parameters<unknown> {
   const parameters: fc.Parameters<unknown> = { numRuns: Number(process.env.FC_RUNS ?? defaultRuns) }
@@ -16,20 +18,27 @@ export function runParameters(defaultRuns: number): fc.Parameters<unknown> {
   return parameters
 }
 
+/** The commands' `replayPath` to replay with (`FC_REPLAY_PATH`), if any. */
+export const commandsReplayPath: string | undefined = process.env.FC_REPLAY_PATH
+
 /**
  * Checks `property` and throws fast-check's own report (seed, path, the
- * shrunk counterexample with its scheduler log, the error) with a replay line
- * in front of it, so a CI failure can be replayed without reading the docs.
+ * shrunk counterexample with its scheduler log, the error) with the exact
+ * replay command in front of it.
  */
 export async function assertProperty(name: string, property: fc.IAsyncProperty<any>, defaultRuns: number): Promise<void> {
   const details = await fc.check(property, runParameters(defaultRuns))
   if (!details.failed) return
+  const report = fc.defaultReportMessage(details) ?? 'property failed'
+  const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1]
   const replay =
-    `Replay this case: FC_SEED=${details.seed} FC_PATH=${JSON.stringify(details.counterexamplePath ?? '')} ` +
+    `Replay this case: ${process.env.FC_OPEN_BUGS ? `FC_OPEN_BUGS=${JSON.stringify(process.env.FC_OPEN_BUGS)} ` : ''}` +
+    `FC_SEED=${details.seed} FC_PATH=${JSON.stringify(details.counterexamplePath ?? '')}` +
+    `${replayPath ? ` FC_REPLAY_PATH=${JSON.stringify(replayPath)}` : ''} ` +
     `npx vitest run --project core/agent-loop tests/properties.test.ts -t ${JSON.stringify(name)}`
   const error = details.errorInstance
   const cause = error instanceof Error ? (error.stack ?? error.message) : String(error)
-  throw new Error(`${replay}\n\n${fc.defaultReportMessage(details) ?? 'property failed'}\n\nThe failure:\n${cause}`)
+  throw new Error(`${replay}\n\n${report}\n\nThe failure:\n${cause}`)
 }
 
 /** A scheduler tick: resolves when the scheduler releases it, so every interleaving point has a label. */

@@ -179,7 +179,10 @@ describe('regressions found by the property tests', () => {
 
   // Found by "any program leaves a well-formed log…" with on(steering/message, inject()): at the steering
   // checkpoint injections are no longer deferred, so one made while the checkpoint writes a steering item's
-  // separate context lands between that context and the steering request.
+  // separate context lands between that context and the steering request. Replay, with the generators of the commit
+  // that added these lines:
+  // FC_OPEN_BUGS="steering/message inject" FC_SEED=-904461363 FC_PATH="455:0:0:0:2:4:3:5:5" FC_REPLAY_PATH="W:B"
+  // npx vitest run --project core/agent-loop tests/properties.test.ts -t "any program leaves a well-formed log, a consistent inbox and honest requests when the agent goes idle"
   it.fails('an inject() during the steering checkpoint does not split a steering item from its context (R-IN-3)', async () => {
     const { agent, root, model } = await spine({ model: { script: ['answer', 'next'] } })
     const a = await agent()

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { Dispose, batchCommandArbitraries, commandArbitraries, type ProgramCommand, type ProgramModel } from './commands'
-import { drainScheduler, settle, tick } from './driver'
+import { commandsReplayPath, drainScheduler, settle, tick } from './driver'
 import { checkWorld, describeLog } from './invariants'
 import { TOOL_KINDS, type Reply, type ToolKind } from './program'
 import { buildWorld, type World } from './world'
@@ -54,7 +54,11 @@ export function programs(focus: 'mixed' | 'batches', withDispose: boolean): fc.A
     replies: mixed ? fc.array(reply, { maxLength: 8 }) : fc.array(batchReply, { minLength: 1, maxLength: 4 }),
     maxParallelToolCalls: fc.constantFrom(1, 2, 10),
     pace: fc.constantFrom(0, 1, 4, 50),
-    commands: fc.commands(mixed ? commandArbitraries(withDispose) : batchCommandArbitraries(), { maxCommands: 16, size: 'medium' }),
+    commands: fc.commands(mixed ? commandArbitraries(withDispose) : batchCommandArbitraries(withDispose), {
+      maxCommands: 16,
+      size: 'medium',
+      ...(commandsReplayPath === undefined ? {} : { replayPath: commandsReplayPath }),
+    }),
     disposeDelay: withDispose ? fc.integer({ min: 0, max: 60 }) : fc.constant(0),
     retries: fc.constantFrom(0, 0, 1, 2),
   })
