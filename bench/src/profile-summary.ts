@@ -3,11 +3,12 @@
  * or `pnpm bench --profile`), grouped by function and source location, and
  * optionally the callers of one function:
  *
- *   node --import tsx bench/src/profile-summary.ts <file.cpuprofile> [top=30] [--from-ms <ms>] [--callers <text> [--depth <n>]]
+ *   node --import tsx bench/src/profile-summary.ts <file.cpuprofile> [top=30] [--from-ms <ms>] [--to-ms <ms>] [--callers <text> [--depth <n>]]
  *
- * `--from-ms` skips the samples of the first milliseconds of the profile
- * (module loading and warm-up): asynchronous code has no caller frames in a
- * CPU profile, so time is the practical way to isolate the measured part.
+ * `--from-ms` / `--to-ms` keep the samples in that window of the profile's
+ * clock (milliseconds since it started), e.g. to skip module loading and
+ * warm-up: asynchronous code has no caller frames in a CPU profile, so time
+ * is the practical way to isolate the measured part.
  * `--callers` attributes the self time of every function whose label
  * (`name file:line`) contains the text to its callers, `--depth` frames up
  * (default 2).
@@ -27,9 +28,9 @@ interface Profile {
   timeDeltas: number[]
 }
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { callers: { type: 'string' }, 'from-ms': { type: 'string' }, depth: { type: 'string' } } })
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { callers: { type: 'string' }, 'from-ms': { type: 'string' }, 'to-ms': { type: 'string' }, depth: { type: 'string' } } })
 const [file, topArg] = positionals
-if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top] [--from-ms <ms>] [--callers <text> [--depth <n>]]')
+if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top] [--from-ms <ms>] [--to-ms <ms>] [--callers <text> [--depth <n>]]')
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]))
@@ -37,6 +38,7 @@ const parent = new Map<number, number>()
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
 
 const fromUs = Number(values['from-ms'] ?? 0) * 1000
+const toUs = values['to-ms'] === undefined ? Infinity : Number(values['to-ms']) * 1000
 
 /** Microseconds of samples whose leaf is each node. */
 const selfTime = new Map<number, number>()
@@ -44,7 +46,7 @@ let clock = 0
 profile.samples.forEach((id, i) => {
   const delta = profile.timeDeltas[i] ?? 0
   clock += delta
-  if (clock >= fromUs) selfTime.set(id, (selfTime.get(id) ?? 0) + delta)
+  if (clock >= fromUs && clock < toUs) selfTime.set(id, (selfTime.get(id) ?? 0) + delta)
 })
 
 function label(node: ProfileNode): string {

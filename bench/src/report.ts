@@ -57,7 +57,7 @@ function budgetCell(metric: MetricSpec, value: number | undefined): string {
 export function markdown(report: BenchReport): string {
   const m = report.machine
   const lines: string[] = []
-  lines.push(`Measured ${report.date.slice(0, 10)} (${report.mode} mode, ${report.durationSeconds} s) on ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; 1-minute load average ${report.load.start} at the start, ${report.load.end} at the end.`)
+  lines.push(`Measured ${report.date.slice(0, 10)} at ${report.revision} (${report.mode} mode, ${report.durationSeconds} s) on ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; 1-minute load average ${report.load.start} at the start, ${report.load.end} at the end.`)
   lines.push('')
   lines.push('Medians of the runs; the ratio columns are peer / dsh (above 1: dsh is faster or smaller).')
   lines.push('')

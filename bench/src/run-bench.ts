@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url'
 import { runChild } from './lib/child-process.ts'
-import { load, machine, type Machine } from './lib/machine.ts'
+import { load, machine, revision, type Machine } from './lib/machine.ts'
 import { median } from './lib/measure.ts'
 import { SUBJECTS, type Metrics, type Mode, type SubjectId } from './lib/scenario.ts'
 import { scenarios } from './scenarios/index.ts'
@@ -44,6 +44,8 @@ export interface ScenarioResult {
 export interface BenchReport {
   date: string
   mode: Mode
+  /** The commit measured (see `revision()`). */
+  revision: string
   machine: Machine
   /** The 1-minute load average at the start and the end of the bench. */
   load: { start: number; end: number }
@@ -66,6 +68,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const report: BenchReport = {
     date: new Date().toISOString(),
     mode: options.mode,
+    revision: revision(),
     machine: machine(),
     load: { start: load(), end: 0 },
     durationSeconds: 0,

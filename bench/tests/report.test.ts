@@ -6,6 +6,7 @@ import type { BenchReport } from '../src/run-bench.ts'
 const report: BenchReport = {
   date: '2026-11-30T12:00:00.000Z',
   mode: 'full',
+  revision: 'abc1234',
   machine: { cpu: 'Test CPU', cores: 2, memoryGb: 24, os: 'linux 6.0', node: 'v20.20.2' },
   load: { start: 1.5, end: 2 },
   durationSeconds: 42,
@@ -50,7 +51,7 @@ describe('budget checks', () => {
 describe('markdown table', () => {
   it('shows medians, peer / dsh ratios, budgets, a failed peer and the missed budgets', () => {
     expect(markdown(report).split('\n')).toEqual([
-      'Measured 2026-11-30 (full mode, 42 s) on Test CPU, 2 cores, 24 GB, linux 6.0, Node v20.20.2; 1-minute load average 1.5 at the start, 2 at the end.',
+      'Measured 2026-11-30 at abc1234 (full mode, 42 s) on Test CPU, 2 cores, 24 GB, linux 6.0, Node v20.20.2; 1-minute load average 1.5 at the start, 2 at the end.',
       '',
       'Medians of the runs; the ratio columns are peer / dsh (above 1: dsh is faster or smaller).',
       '',

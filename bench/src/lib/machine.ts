@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { cpus, loadavg, platform, release, totalmem } from 'node:os'
 
 /** What the figures were measured on. */
@@ -23,4 +24,18 @@ export function machine(): Machine {
 /** The 1-minute load average: other processes competing for the cores make wall times noisy. */
 export function load(): number {
   return Math.round(loadavg()[0]! * 100) / 100
+}
+
+/**
+ * The commit the figures belong to, with a mark when `packages/` has
+ * uncommitted changes (the bench measures the working tree).
+ */
+export function revision(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    const head = git('rev-parse', '--short', 'HEAD')
+    return git('status', '--porcelain', '--', 'packages') ? `${head} + uncommitted changes in packages/` : head
+  } catch {
+    return 'unknown (not a git checkout)'
+  }
 }
