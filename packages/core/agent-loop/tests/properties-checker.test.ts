@@ -11,13 +11,24 @@ import { buildWorld, type World } from './property/world'
  * of the log (or the observations) the way a loop bug would, and require the
  * checker to name exactly that violation.
  */
-async function tooledRun(): Promise<World> {
+async function tooledRun(options: { injectOnToolCall?: boolean } = {}): Promise<World> {
   const s = fc.sample(fc.scheduler(), { seed: 7, numRuns: 1 })[0]!
   const world = await buildWorld(s, {
     replies: [{ kind: 'tools', text: true, calls: ['ok', 'fail', 'exclusive'] }, { kind: 'text', words: 2, reasoning: false }],
     maxParallelToolCalls: 10,
     retries: 0,
   })
+  if (options.injectOnToolCall) {
+    // An injection made inside step 1.1's batch: deferred to after its last result.
+    world.reactions.push({
+      on: 'tool/call',
+      action: () => {
+        const logLength = world.session.events.length
+        const id = world.agent.inject('note')
+        world.admissions.push({ kind: 'inject', id, text: 'note', shape: 'plain', logLength, where: 'in-step', turn: 1, step: 1 })
+      },
+    })
+  }
   const id = world.agent.followup('use the tools')
   world.admissions.push({ kind: 'followup', id, text: 'use the tools', shape: 'plain', logLength: 1, where: 'idle', turn: undefined, step: undefined })
   await settle(s, world.agent.whenIdle(), 'whenIdle()')
@@ -133,6 +144,40 @@ describe('the property checker', () => {
 
     const silent = { ...world, inboxNotices: world.inboxNotices.slice(1) }
     expect(checkWorld(silent, 'idle')).toEqual([expect.stringMatching(/^the agent\/inbox\/\* notifications do not match the log/)])
+  })
+
+  it('reports an injection logged inside the batch it should have waited for', async () => {
+    const world = await tooledRun({ injectOnToolCall: true })
+    expect(checkWorld(world, 'idle')).toEqual([])
+    const tampered = withEvents(world, (events) => {
+      // Swap the deferred injection with the step's last tool result, keeping every seq in place.
+      const note = events.findIndex((event) => event.type === 'user/message' && event.data.message.content[0]?.type === 'text' && event.data.message.content[0].text === 'note')
+      const result = indexOf(events, 'tool/result', 2)
+      const [a, b] = [events[result]!, events[note]!]
+      events[result] = { ...b, seq: a.seq } as AnySessionEvent
+      events[note] = { ...a, seq: b.seq } as AnySessionEvent
+      return events
+    })
+    expect(checkWorld(tampered, 'idle')).toEqual([
+      expect.stringMatching(/^inject\(plain\) "note" at #\d+: injected inside step 1\.1, but not after its last tool result/),
+      "derived history: message 1's tool call call_0_2 is not answered by message 4",
+      'derived history: message 6 is a tool result without its call right before it',
+      expect.stringMatching(/^model call #1 .*: the request's messages differ from the log's projection/),
+    ])
+  })
+
+  it('reports a header that is not the first one of its kind, and a turn whose checkpoint flush never ran', async () => {
+    const world = await tooledRun()
+    const header = withEvents(world, (events) => {
+      const at = indexOf(events, 'request/header')
+      const event = events[at] as AnySessionEvent & { type: 'request/header' }
+      events[at] = { ...event, data: { ...event.data, reason: 'change' } }
+      return events
+    })
+    expect(checkWorld(header, 'idle')).toEqual([expect.stringMatching(/^#\d+ request\/header has reason change, expected initial$/)])
+
+    const unflushed = { ...world, flushes: [] }
+    expect(checkWorld(unflushed, 'idle')).toEqual([expect.stringMatching(/^#\d+ turn\/end 1 was not followed by a checkpoint flush$/)])
   })
 
   it('reports activity after dispose resolved', async () => {
