@@ -53,9 +53,10 @@ type StepOutcome =
 
 /**
  * The open step. `defersInjections` is true from `step/start` until the
- * step's last tool result: an `inject()` in that window waits for the end of
- * the batch, so the history never shows the model a message it had not seen
- * when it answered.
+ * steering checkpoint is written: an `inject()` in that window waits for the
+ * end of the batch (and of the checkpoint), so the history never shows the
+ * model a message it had not seen when it answered, and never splits a
+ * steering item from its context.
  */
 export class StepState {
   defersInjections = true
@@ -354,7 +355,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
     await current.batch.run()
     checkAborted(holder)
   }
-  await settleResults(agent, current)
+  settleResults(agent, current)
 
   // The steering checkpoint: claim everything pending, in order.
   for (const item of agent.inboxState.nextStep.slice()) {
@@ -364,6 +365,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
     }
     current.wroteSteering = true
   }
+  stopDeferring(agent, current)
 
   await agent.checkpoints.serial('agent/post-step', [agent, turn, step, holder.signal])
   checkAborted(holder)
@@ -394,10 +396,9 @@ function writeAnchor(
 
 /**
  * After the batch (complete or drained): the calls' deferred contexts, then
- * the injections deferred during the step, in that order. From here on an
- * `inject()` is appended directly.
+ * the injections deferred so far, in that order.
  */
-async function settleResults(agent: ReactLoopAgent, step: StepState): Promise<void> {
+function settleResults(agent: ReactLoopAgent, step: StepState): void {
   if (step.resultsDone) return
   step.resultsDone = true
   if (step.batch) {
@@ -405,15 +406,23 @@ async function settleResults(agent: ReactLoopAgent, step: StepState): Promise<vo
       agent.session.append('user/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
     }
   }
+  appendDeferred(agent, step)
+}
+
+/** Appends the deferred injections, including any injected while they are being appended. */
+function appendDeferred(agent: ReactLoopAgent, step: StepState): void {
+  while (step.deferred.length) agent.session.append('user/message', { message: step.deferred.shift()!.message })
+}
+
+/** Ends the deferral window: what waited is appended, and from here on an `inject()` is appended directly. */
+function stopDeferring(agent: ReactLoopAgent, step: StepState): void {
+  if (!step.defersInjections) return
+  appendDeferred(agent, step)
   step.defersInjections = false
-  for (const placed of step.deferred.splice(0)) agent.session.append('user/message', { message: placed.message })
 }
 
 function finishStep(agent: ReactLoopAgent, step: StepState): void {
-  if (step.defersInjections) {
-    step.defersInjections = false
-    for (const placed of step.deferred.splice(0)) agent.session.append('user/message', { message: placed.message })
-  }
+  stopDeferring(agent, step)
   agent.session.append('step/end', { turn: step.turn, step: step.step })
   const open = agent.openTurn
   if (open?.step === step) open.step = undefined
@@ -445,7 +454,8 @@ async function closeInterruptedStep(agent: ReactLoopAgent, state: TurnState, ste
     await step.batch.drain()
     step.batch.finishAborted()
   }
-  await settleResults(agent, step)
+  settleResults(agent, step)
+  stopDeferring(agent, step)
   if (state.holder.aborted && !state.failure) {
     try {
       await agent.checkpoints.serial('agent/post-step', [agent, step.turn, step.step, state.holder.signal])

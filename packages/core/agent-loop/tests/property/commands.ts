@@ -302,7 +302,7 @@ const cause = fc.constantFrom<AgentCancelCause>({ kind: 'user' }, { kind: 'paren
  * `FC_OPEN_BUGS=all` lets them back in; the seeds quoted in the regressions
  * file replay with their key. Remove a key once its regression test passes.
  */
-export const OPEN_BUGS: readonly string[] = ['steering/message inject']
+export const OPEN_BUGS: readonly string[] = []
 
 const reopened = new Set((process.env.FC_OPEN_BUGS ?? '').split(',').map((key) => key.trim()))
 

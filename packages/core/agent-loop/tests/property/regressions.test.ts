@@ -183,7 +183,7 @@ describe('regressions found by the property tests', () => {
   // that added these lines:
   // FC_OPEN_BUGS="steering/message inject" FC_SEED=-904461363 FC_PATH="455:0:0:0:2:4:3:5:5" FC_REPLAY_PATH="W:B"
   // npx vitest run --project core/agent-loop tests/properties.test.ts -t "any program leaves a well-formed log, a consistent inbox and honest requests when the agent goes idle"
-  it.fails('an inject() during the steering checkpoint does not split a steering item from its context (R-IN-3)', async () => {
+  it('an inject() during the steering checkpoint does not split a steering item from its context (R-IN-3)', async () => {
     const { agent, root, model } = await spine({ model: { script: ['answer', 'next'] } })
     const a = await agent()
     const call = model.control()
