@@ -43,8 +43,6 @@ export interface RequestUncheckableDetails extends LoopRequestMeta {
 }
 
 const MAX_DIFFERENCES = 50
-const MAX_HELD = 1000
-
 /**
  * Registry info of a merged type, with the projector itself when the store
  * exposes it. dsh-session's `EventTypeInfo` says only whether a type is
@@ -269,8 +267,6 @@ export const RequestReconstructionInvariant = {
     // Reaching a service through a context costs tens of µs in Cordis: hold them once.
     const { sessions, invariants } = ctx
     const states = new WeakMap<Session, SessionState>()
-    /** Eager findings under the `throw` policy, handed to the next `check()`. */
-    const held: InvariantViolation[] = []
     const typeInfo = (type: string) => sessions.typeInfo(type) as TypeInfoWithProjector | undefined
 
     /** Takes the requests marked for `session`'s id out of the identity set. */
@@ -306,7 +302,7 @@ export const RequestReconstructionInvariant = {
     ctx.on('session/event', (session, event) => {
       if (event.type !== 'assistant/message' && event.type !== 'turn/end') return
       const found = verifySession(session)
-      if (found.length) reportEagerly(invariants, held, found)
+      for (const violation of found) invariants.notice(violation)
     })
 
     // Requests still unverified when their session goes are dropped: a later session may reuse its id.
@@ -316,7 +312,7 @@ export const RequestReconstructionInvariant = {
     })
 
     invariants.register(REQUEST_RECONSTRUCTION, () => {
-      const found = held.splice(0)
+      const found: InvariantViolation[] = []
       for (const session of sessions.list()) found.push(...verifySession(session))
       return found
     })
@@ -324,18 +320,6 @@ export const RequestReconstructionInvariant = {
 }
 
 export default RequestReconstructionInvariant
-
-/**
- * Reports what an event listener found. Under `throw`, `report()` would throw
- * into the session's contained dispatch, where nobody sees it; the findings
- * are held for the next `check()` instead, which rejects with them.
- */
-function reportEagerly(invariants: Invariants, held: InvariantViolation[], found: readonly InvariantViolation[]): void {
-  for (const violation of found) {
-    if (invariants.policy !== 'throw') invariants.report(violation.invariant, violation.message, violation.details)
-    else if (held.length < MAX_HELD) held.push(violation)
-  }
-}
 
 function verifyRequest(
   session: Session,

@@ -26,8 +26,6 @@ const AFTER_DISPOSAL: readonly AgentNotification[] = [
   'agent/inbox/discard',
 ]
 
-const MAX_HELD = 1000
-
 /**
  * `@deepseek-ai/dsh-agent/invariant`: the registry's pairing rules, watched
  * from the events and re-checked against `ctx.agents` (and `ctx.sessions`,
@@ -63,8 +61,6 @@ export const RegistryPairingInvariant = {
     /** The live agent of each id (the first, should two be announced). */
     const byId = new Map<string, Agent>()
     const disposed = new WeakSet<Agent>()
-    /** Eager findings under the `throw` policy, handed to the next `check()`. */
-    const held: InvariantViolation[] = []
     for (const agent of agents.list()) {
       live.add(agent)
       byId.set(agent.id, agent)
@@ -74,19 +70,8 @@ export const RegistryPairingInvariant = {
       const details: RegistryPairingDetails = { agent: agent.id, event }
       return { invariant: REGISTRY_PAIRING, message: `agent ${JSON.stringify(agent.id)}: ${message}`, details }
     }
-    const found = (agent: Agent, event: string, message: string): void => {
-      const report = violation(agent, event, message)
-      // Under `throw`, report() would throw into the dispatch (vetoing a publication): hold it for check().
-      if (invariants.policy === 'throw') {
-        if (held.length < MAX_HELD) held.push(report)
-        return
-      }
-      try {
-        invariants.report(report.invariant, report.message, report.details)
-      } catch {
-        // The policy changed under us; the violation is recorded either way.
-      }
-    }
+    // From a listener, a violation is noticed, never thrown: a throw would veto a publication.
+    const found = (agent: Agent, event: string, message: string): void => invariants.notice(violation(agent, event, message))
     /** Whether `session` is the live session of its id (`undefined` when ctx.sessions is not mounted). */
     const isLive = (session: Session): boolean | undefined => {
       const store = sessions()
@@ -134,7 +119,7 @@ export const RegistryPairingInvariant = {
     })
 
     invariants.register(REGISTRY_PAIRING, () => {
-      const result = held.splice(0)
+      const result: InvariantViolation[] = []
       const store = sessions()
       for (const agent of live) {
         if (agents.get(agent.id) !== agent) result.push(violation(agent, 'check', 'announced and not disposed, but ctx.agents does not hold it'))

@@ -15,8 +15,6 @@ export interface LogStructureDetails {
   readonly type: string
 }
 
-const MAX_HELD = 1000
-
 interface OpenTurn {
   readonly turn: number
   readonly injection: boolean
@@ -222,20 +220,14 @@ export const LogStructureInvariant = {
     /** Sessions announced by `session/created` and not disposed (`check()` also reads `ctx.sessions.list()`). */
     const announced = new Set<Session>()
     const disposed = new WeakSet<Session>()
-    /** Eager findings under the `throw` policy, handed to the next `check()`. */
-    const held: InvariantViolation[] = []
 
     const violation = (session: Session, seq: number, type: string, message: string): InvariantViolation => {
       const details: LogStructureDetails = { session: session.id, seq, type }
       return { invariant: LOG_STRUCTURE, message: `session ${JSON.stringify(session.id)}, seq ${seq} (${type}): ${message}`, details }
     }
+    // From a listener, a violation is noticed, never thrown: the dispatch is contained.
     const report = (found: readonly InvariantViolation[]): void => {
-      for (const item of found) {
-        // Under `throw`, report() would throw into the session's contained dispatch: hold it for check().
-        if (invariants.policy === 'throw') {
-          if (held.length < MAX_HELD) held.push(item)
-        } else invariants.report(item.invariant, item.message, item.details)
-      }
+      for (const item of found) invariants.notice(item)
     }
     /** Reads the log of `session` from where its shape stands up to (not including) `end`. */
     const readUpTo = (session: Session, shape: LogShape, end: number, found: InvariantViolation[]): void => {
@@ -289,7 +281,7 @@ export const LogStructureInvariant = {
     })
 
     invariants.register(LOG_STRUCTURE, () => {
-      const found = held.splice(0)
+      const found: InvariantViolation[] = []
       for (const session of new Set([...announced, ...sessions.list()])) {
         const known = shapes.has(session)
         const shape = shapeOf(session, 0, found)

@@ -71,6 +71,8 @@ export class Invariants extends Service {
 
   private readonly checks = new Map<string, InvariantCheck[]>()
   private readonly kept: InvariantViolation[] = []
+  /** Violations noticed by event listeners under `throw`, awaiting the next `check()`. */
+  private readonly held: InvariantViolation[] = []
   private readonly home: Context
   policy: InvariantPolicy
 
@@ -115,12 +117,31 @@ export class Invariants extends Service {
   }
 
   /**
+   * Reports a violation found inside an event listener. Under `log` and
+   * `collect` it is recorded at once, as `report` does. Under `throw` it is
+   * held, and the next `check()` rejects with it: throwing from the listener
+   * would veto a publication (`agent/created`) or vanish in a contained dispatch
+   * (`session/event`). At most 1,000 are held.
+   */
+  notice(violation: InvariantViolation): void {
+    if (this.policy !== 'throw') {
+      this.record([violation])
+      return
+    }
+    if (this.held.length < MAX_KEPT) this.held.push(violation)
+  }
+
+  /**
    * Runs every registered check (or only those named) and returns what they
-   * found. Under `throw` it rejects with an `InvariantError` when anything
-   * was found.
+   * found, after any violation noticed since the last check. Under `throw` it
+   * rejects with an `InvariantError` when anything was found.
    */
   async check(names?: readonly string[]): Promise<InvariantViolation[]> {
     const found: InvariantViolation[] = []
+    for (let i = 0; i < this.held.length; ) {
+      if (names && !names.includes(this.held[i]!.invariant)) i++
+      else found.push(...this.held.splice(i, 1))
+    }
     for (const [name, list] of [...this.checks]) {
       if (names && !names.includes(name)) continue
       for (const check of [...list]) {

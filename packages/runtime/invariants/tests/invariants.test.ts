@@ -66,4 +66,17 @@ describe('ctx.invariants', () => {
     expect(await root.invariants.check()).toEqual([])
     expect(seen).toEqual(['p'])
   })
+
+  it('notice() from a listener never throws: under throw it is held for the next check, elsewhere recorded at once', async () => {
+    const strict = await mount('throw')
+    expect(() => strict.invariants.notice({ invariant: 'a', message: 'seen in a listener' })).not.toThrow()
+    expect(strict.invariants.violations).toEqual([])
+    await expect(strict.invariants.check(['b'])).resolves.toEqual([])
+    await expect(strict.invariants.check()).rejects.toMatchObject({ violations: [{ invariant: 'a', message: 'seen in a listener' }] })
+    await expect(strict.invariants.check()).resolves.toEqual([])
+
+    const relaxed = await mount('collect')
+    relaxed.invariants.notice({ invariant: 'a', message: 'now' })
+    expect(relaxed.invariants.violations).toEqual([{ invariant: 'a', message: 'now' }])
+  })
 })
