@@ -48,7 +48,6 @@ const MAX_DIFFERENCES = 50
  * exposes it. dsh-session's `EventTypeInfo` says only whether a type is
  * projected; a store that also returns `projector` lets this check re-run it.
  */
-type TypeInfoWithProjector = EventTypeInfo & { readonly projector?: SessionProjector<any> }
 
 /** Where a log event's messages cannot be rebuilt, and why. */
 interface Opaque {
@@ -81,7 +80,7 @@ class LogReplica {
 
   constructor(
     private readonly session: Session,
-    private readonly typeInfo: (type: string) => TypeInfoWithProjector | undefined,
+    private readonly typeInfo: (type: string) => EventTypeInfo | undefined,
   ) {}
 
   /** The seq of the event the message at `index` came from. */
@@ -267,7 +266,7 @@ export const RequestReconstructionInvariant = {
     // Reaching a service through a context costs tens of µs in Cordis: hold them once.
     const { sessions, invariants } = ctx
     const states = new WeakMap<Session, SessionState>()
-    const typeInfo = (type: string) => sessions.typeInfo(type) as TypeInfoWithProjector | undefined
+    const typeInfo = (type: string) => sessions.typeInfo(type)
 
     /** Takes the requests marked for `session`'s id out of the identity set. */
     const take = (session: Session): LoopRequestEntry[] => {
@@ -325,7 +324,7 @@ function verifyRequest(
   session: Session,
   state: SessionState,
   entry: LoopRequestEntry,
-  typeInfo: (type: string) => TypeInfoWithProjector | undefined,
+  typeInfo: (type: string) => EventTypeInfo | undefined,
 ): InvariantViolation[] {
   const { request, meta } = entry
   let replica = state.replica

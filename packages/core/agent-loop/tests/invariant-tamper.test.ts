@@ -233,13 +233,15 @@ describe('dsh-agent-loop/invariant and merged projected types', () => {
     const harness = await toolRound()
     const { root } = harness
     root.sessions.projector('invariant-test/summary', summarize)
-    if (exposeProjector) {
-      // Stands for a store whose typeInfo() exposes registered projectors (requested from dsh-session).
+    if (!exposeProjector) {
+      // Stands for a session store that does not expose registered projectors through typeInfo().
       const store = root.sessions as unknown as { typeInfo(type: string): unknown }
       const typeInfo = store.typeInfo.bind(store)
       store.typeInfo = (type: string) => {
-        const info = typeInfo(type) as { projected?: boolean } | undefined
-        return info?.projected && type === 'invariant-test/summary' ? { ...info, projector: summarize } : info
+        const info = typeInfo(type) as { projector?: unknown } | undefined
+        if (!info?.projector) return info
+        const { projector: _hidden, ...rest } = info
+        return rest
       }
     }
     const a = root.agents.get('a')!

@@ -28,6 +28,12 @@ export interface EventTypeInfo {
   readonly ignorable: boolean
   /** Whether events of this type produce messages (built in: the four model-visible types). */
   readonly projected: boolean
+  /**
+   * The projector a plugin registered for this type, so that an independent
+   * checker (the agent loop's invariant companion) can replay it; absent for
+   * built-in types, whose projection is the documented default.
+   */
+  readonly projector?: SessionProjector<any>
 }
 
 /** A registered (merged) type, as the sessions read it. */
@@ -75,6 +81,7 @@ export class EventTypes {
     if (kind !== undefined) return builtInInfos[kind]
     const registered = this.registry.get(type)
     if (!registered) return undefined
-    return { type: registered.type, builtIn: false, ignorable: registered.ignorable, projected: registered.projector !== undefined }
+    const info: EventTypeInfo = { type: registered.type, builtIn: false, ignorable: registered.ignorable, projected: registered.projector !== undefined }
+    return registered.projector ? { ...info, projector: registered.projector } : info
   }
 }

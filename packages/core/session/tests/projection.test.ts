@@ -69,13 +69,14 @@ describe('deriveMessages (R-SES-2, R-SES-3, R-PERF-1)', () => {
 
   it('runs a registered projector for a merged type, in log order', async () => {
     const root = await setup()
-    root.sessions.projector('test/reminder', (event) => ({ messages: [user(`reminder: ${event.data.text}`, `rem-${event.seq}`)] }))
+    const projector = (event: { seq: number; data: { text: string } }) => ({ messages: [user(`reminder: ${event.data.text}`, `rem-${event.seq}`)] })
+    root.sessions.projector('test/reminder', projector)
     const session = root.sessions.create(SessionId('s'))
     openTurn(session, 1, 'q')
     session.append('test/reminder', { text: 'be brief' })
     session.append('steering/message', { message: user('s') })
     expect(texts(session.deriveMessages())).toEqual(['q', 'reminder: be brief', 's'])
-    expect(root.sessions.typeInfo('test/reminder')).toEqual({ type: 'test/reminder', builtIn: false, ignorable: false, projected: true })
+    expect(root.sessions.typeInfo('test/reminder')).toEqual({ type: 'test/reminder', builtIn: false, ignorable: false, projected: true, projector })
   })
 
   it('a shadowing projector replaces earlier history in a NEW array and leaves the old one untouched', async () => {
