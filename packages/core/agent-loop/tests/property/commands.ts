@@ -30,14 +30,28 @@ export const contextText = (text: string) => `context of ${text}`
 
 /**
  * The driver turn a call made right now applies to: the open turn, or the
- * turn being opened while its claim (`inbox/dequeue`, with no turn open) is
- * being published (R-LOOP-1: claim and open are one step). A one-shot
- * injection turn is not a driver turn. `opening` is true in the claim.
+ * turn being opened while its claim is being published (R-LOOP-1: claim and
+ * open are one step). A one-shot injection turn is not a driver turn.
+ *
+ * `opening` covers the window in which the loop holds injections for
+ * `turn/start`: while the claim (`inbox/dequeue`, with no turn open; other
+ * listeners' admissions may follow it) or `turn/start` itself is the newest
+ * fact of the log. Injections made then land after `turn/start`, in order,
+ * before the first step.
  */
 export function driverTurn(world: World): { turn: number; opening: boolean } | undefined {
   const position = world.session.position
-  if (position.openTurn) return position.openTurn.trigger.kind === 'injection' ? undefined : { turn: position.openTurn.turn, opening: false }
-  return world.session.events.at(-1)?.type === 'inbox/dequeue' ? { turn: position.lastTurn + 1, opening: true } : undefined
+  const events = world.session.events
+  if (position.openTurn) {
+    if (position.openTurn.trigger.kind === 'injection') return undefined
+    return { turn: position.openTurn.turn, opening: events.at(-1)?.type === 'turn/start' }
+  }
+  for (let i = events.length - 1; i > 0; i--) {
+    const type = events[i]!.type
+    if (type === 'inbox/dequeue') return { turn: position.lastTurn + 1, opening: true }
+    if (!type.startsWith('inbox/')) break
+  }
+  return undefined
 }
 
 /** Admits `text` through `kind` and records it with where the loop stood. */
