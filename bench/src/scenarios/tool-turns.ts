@@ -3,41 +3,13 @@
  * in which the model calls 4 concurrency-safe no-op tools, then a step that
  * answers with 20 text deltas; wall (and CPU) time per turn after a warm-up.
  */
-import { defineScenario, type Metrics, type SubjectId } from '../lib/scenario.ts'
-import { timed } from '../lib/measure.ts'
-import { NOOP_TOOL, prompt } from '../subjects/workload.ts'
+import { defineScenario } from '../lib/scenario.ts'
+import { timeTurns } from '../subjects/turn-driver.ts'
 
 interface Params {
   turns: number
   warmup: number
   calls: number
-}
-
-async function toolTurns(subject: SubjectId, params: Params): Promise<Metrics> {
-  let drive: (agentIndex: number, count: number) => Promise<void>
-  if (subject === 'dsh') {
-    const dsh = await import('../subjects/dsh.ts')
-    const spine = await dsh.spine({ respond: dsh.toolRoundResponder(NOOP_TOOL, params.calls), tools: [dsh.noopTool] })
-    drive = async (agentIndex, count) => {
-      const { agent } = await spine.create(`bench-${agentIndex}`)
-      for (let i = 0; i < count; i++) await dsh.turn(agent, prompt(i))
-    }
-  } else if (subject === 'pi-agent-core') {
-    const pi = await import('../subjects/pi.ts')
-    drive = async (_, count) => {
-      const agent = pi.agent(pi.toolRound(NOOP_TOOL, params.calls), [pi.noopTool])
-      for (let i = 0; i < count; i++) await agent.prompt(prompt(i))
-    }
-  } else {
-    const ai = await import('../subjects/ai-sdk.ts')
-    drive = async (_, count) => {
-      const conversation = new ai.Conversation(ai.mockModel(ai.toolRound(NOOP_TOOL, params.calls)), ai.noopTools)
-      for (let i = 0; i < count; i++) await conversation.turn(prompt(i))
-    }
-  }
-  await drive(0, params.warmup)
-  const time = await timed(() => drive(1, params.turns))
-  return { usPerTurn: (time.wallMs * 1000) / params.turns, cpuUsPerTurn: (time.cpuMs * 1000) / params.turns }
 }
 
 export default defineScenario<Params>({
@@ -53,5 +25,5 @@ export default defineScenario<Params>({
   params: (mode) => (mode === 'full' ? { turns: 1000, warmup: 100, calls: 4 } : { turns: 10, warmup: 3, calls: 4 }),
   // The AI SDK's turns grow with the history (see docs/benchmarks.md): one of its runs takes minutes.
   runs: (mode, subject) => (mode === 'smoke' ? 1 : subject === 'ai-sdk' ? 1 : 5),
-  run: toolTurns,
+  run: (subject, params) => timeTurns(subject, { toolCalls: params.calls }, params),
 })
