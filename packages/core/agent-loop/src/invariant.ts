@@ -2,6 +2,8 @@ import type { InvariantViolation, Invariants } from '@deepseek-ai/dsh-invariants
 import { forgetLoopRequests, loopRequests, type LlmRequest, type LoopRequestEntry, type LoopRequestMeta, type Message, type ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent, EventTypeInfo, Session, SessionEvent, SessionProjection, SessionProjector } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
+// The declarations this entry relies on (ctx.sessions, ctx.llm, session/* events), for its own .d.ts build.
+import type {} from './service'
 
 /** The name this companion registers with `ctx.invariants`. */
 export const REQUEST_RECONSTRUCTION = 'agent-loop/request-reconstruction'

@@ -3,6 +3,9 @@ import type { Session } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import type { AgentNotification } from './notifications'
 import type { Agent } from './types'
+// The declarations this entry relies on (ctx.agents, agent/* events), for its own .d.ts build.
+import type {} from './events'
+import type {} from './registry'
 
 /** The name this companion registers with `ctx.invariants`. */
 export const REGISTRY_PAIRING = 'agent/registry-pairing'

@@ -2,6 +2,9 @@ import type { InvariantViolation, Invariants } from '@deepseek-ai/dsh-invariants
 import type { Context } from './cordis'
 import type { Session } from './session'
 import type { AnySessionEvent } from './types'
+// The declarations this entry relies on (ctx.sessions, session/* events), for its own .d.ts build.
+import type {} from './events'
+import type {} from './store'
 
 /** The name this companion registers with `ctx.invariants`. */
 export const LOG_STRUCTURE = 'session/log-structure'
