@@ -16,6 +16,7 @@ import {
 } from '@deepseek-ai/dsh-agent'
 import { newMessageId, type LlmCallConfig, type MessageId, type ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionId } from '@deepseek-ai/dsh-session'
+import type { PromptVars } from '@deepseek-ai/dsh-system-prompt'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
 import { InboxState } from './inbox'
@@ -66,6 +67,7 @@ export class ReactLoopAgent implements Agent {
   private readonly flushes = new Set<Promise<void>>()
   private idleWaiters: Array<() => void> = []
   private terminalWindow = false
+  private vars: PromptVars | undefined
   /** The injections of a one-shot `injection` turn being written. */
   private oneShot: PlacedMessage[] | undefined
   private header: HeaderState | undefined
@@ -309,6 +311,17 @@ export class ReactLoopAgent implements Agent {
   }
 
   // ── request config and header ─────────────────────────────────────
+
+  /**
+   * The system prompt variables of a step. The object is reused while the
+   * route does not change, so the prompt service's cache hits by identity.
+   */
+  promptVars(provider: string, model: string): PromptVars {
+    const vars = this.vars
+    if (vars && vars.provider === provider && vars.model === model) return vars
+    const cwd = this.session.meta.cwd
+    return (this.vars = Object.freeze(cwd === undefined ? { provider, model } : { provider, model, cwd }))
+  }
 
   /** The per-agent part of each step's call config. */
   baseConfig(): LlmCallConfig {

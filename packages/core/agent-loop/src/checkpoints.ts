@@ -32,17 +32,21 @@ export class Checkpoints {
     return heard(this.events, name)
   }
 
-  /** A waterfall whose innermost step is `inner` (the default decision). */
-  async waterfall<K extends Name>(name: K, args: Head<K>, inner: () => Result<K> | Promise<Result<K>>): Promise<Result<K>> {
+  /**
+   * A waterfall whose innermost step is `inner` (the default decision). With
+   * no listener it returns `inner()` as is (no promise of its own): callers
+   * `await` the result either way.
+   */
+  waterfall<K extends Name>(name: K, args: Head<K>, inner: () => Result<K> | Promise<Result<K>>): Result<K> | Promise<Result<K>> {
     if (!this.heard(name)) return inner()
-    const dispatch = this.events.waterfall as (...args: unknown[]) => unknown
-    return (await dispatch.call(this.events, this.filter, name, ...args, async () => inner())) as Result<K>
+    const dispatch = this.events.waterfall as (...args: unknown[]) => Promise<Result<K>>
+    return dispatch.call(this.events, this.filter, name, ...args, async () => inner())
   }
 
-  /** A serial checkpoint: the first non-nullish result, or `undefined`. */
-  async serial<K extends Name>(name: K, args: Args<K>): Promise<Result<K> | undefined> {
+  /** A serial checkpoint: the first non-nullish result, or `undefined` (synchronously, with no listener). */
+  serial<K extends Name>(name: K, args: Args<K>): Result<K> | undefined | Promise<Result<K> | undefined> {
     if (!this.heard(name)) return undefined
-    const dispatch = this.events.serial as (...args: unknown[]) => Promise<unknown>
-    return (await dispatch.call(this.events, this.filter, name, ...args)) as Result<K> | undefined
+    const dispatch = this.events.serial as (...args: unknown[]) => Promise<Result<K> | undefined>
+    return dispatch.call(this.events, this.filter, name, ...args)
   }
 }

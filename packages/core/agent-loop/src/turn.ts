@@ -292,9 +292,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
       'no provider/model for this request: pass agentOptions.provider and .model, or mount @deepseek-ai/dsh-agent-default-model with a default',
     )
   }
-  const vars: Record<string, string> = { provider: config.provider, model: config.model }
-  if (session.meta.cwd !== undefined) vars.cwd = session.meta.cwd
-  const context = await env.systemPrompt.assembleContextFor(agent, vars as never)
+  const context = await env.systemPrompt.assembleContextFor(agent, agent.promptVars(config.provider, config.model))
   checkAborted(holder)
   const prepared = await env.llm.prepareCall(config, holder.signal)
   checkAborted(holder)
@@ -320,8 +318,9 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   const assembler = createAssembler()
   current.assembler = assembler
   const stream = prepared.stream({ system: context.system, tools: context.tools, messages, signal: holder.signal, sessionId: agent.id })
+  const signal = holder.signal
   for await (const chunk of stream) {
-    if (holder.aborted) break
+    if (signal.aborted) break
     current.chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }).seq)
     assembler.push(chunk)
   }
@@ -358,7 +357,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   settleResults(agent, current)
 
   // The steering checkpoint: claim everything pending, in order.
-  for (const item of agent.inboxState.nextStep.slice()) {
+  if (agent.inboxState.hasSteering) for (const item of agent.inboxState.nextStep.slice()) {
     if (!agent.inboxState.dequeue(item)) continue
     for (const placed of placeInput(item.id, item.content, item.source, item.contexts, item.placement)) {
       session.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
