@@ -95,11 +95,16 @@ export class AgentLoop extends Service implements AgentFactory {
    * id is live, `DISPOSED` when the loop is shutting down.
    */
   create(id: SessionId | string, options: AgentOptions = {}, meta: { cwd?: string } = {}): Agent {
+    return this.createOwnedBy(this.ctx, id, options, meta)
+  }
+
+  /** The synchronous create: no setup, published at once, owned by `owner`'s fiber. */
+  private createOwnedBy(owner: Context, id: SessionId | string, options: AgentOptions, meta: { cwd?: string }): Agent {
     this.assertActive()
     const session = this.env.sessions.prepare(SessionId(checkId(id)), { meta: checkMeta(meta) })
     const record = this.build(session, options, false)
     try {
-      record.bindOwner(this.ctx)
+      record.bindOwner(owner)
       record.publish()
     } catch (error) {
       void record.handle.dispose()
@@ -276,7 +281,8 @@ export class AgentLoop extends Service implements AgentFactory {
         if (entry.resumeSessionId !== undefined || (entry.sessionId !== undefined && (await this.persisted(entry.sessionId)))) {
           await this.resume(this.home, { resumeSessionId: SessionId(sessionId), agentOptions })
         } else {
-          this.createOwned(sessionId, agentOptions, entry.cwd)
+          // A config agent created fresh is owned by the loop's fiber.
+          this.createOwnedBy(this.home, sessionId, agentOptions, entry.cwd === undefined ? {} : { cwd: entry.cwd })
         }
       } catch (error) {
         if (!this.active) return
@@ -289,21 +295,6 @@ export class AgentLoop extends Service implements AgentFactory {
   private async persisted(id: string): Promise<boolean> {
     const persistence = this.home.get('sessionPersistence')
     return persistence ? persistence.exists(SessionId(id)) : false
-  }
-
-  /** A config agent created fresh, owned by the loop's fiber. */
-  private createOwned(id: string, options: AgentOptions, cwd: string | undefined): void {
-    this.assertActive()
-    const session = this.env.sessions.prepare(SessionId(checkId(id)), { meta: cwd === undefined ? {} : { cwd } })
-    const record = this.build(session, options, false)
-    try {
-      record.bindOwner(this.home)
-      record.publish()
-    } catch (error) {
-      void record.handle.dispose()
-      throw error
-    }
-    this.start(record, 'startup')
   }
 }
 

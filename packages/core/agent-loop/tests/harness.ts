@@ -5,7 +5,17 @@ import Llm, { type ContentBlock } from '@deepseek-ai/dsh-llm'
 import { ScriptedModel, type ScriptedModelOptions } from '@deepseek-ai/dsh-llm-scripted'
 import Sessions, { SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
-import Tools, { type ToolDefinition } from '@deepseek-ai/dsh-tools'
+import Tools, { defineTool, type ToolDefinition } from '@deepseek-ai/dsh-tools'
+import { z } from 'zod'
+
+/** A concurrency-safe tool that answers `echo: <text>`. */
+export const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes its text.',
+  parameters: z.object({ text: z.string() }),
+  isConcurrencySafe: () => true,
+  execute: ({ text }) => `echo: ${text}`,
+})
 
 export interface SpineOptions {
   model?: ScriptedModelOptions

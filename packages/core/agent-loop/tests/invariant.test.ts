@@ -9,15 +9,7 @@ import type { ScriptTurn } from '@deepseek-ai/dsh-llm-scripted'
 import { memoryPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import LogStructure from '@deepseek-ai/dsh-session/invariant'
 import { defineTool } from '@deepseek-ai/dsh-tools'
-import { spine, trace, transcript, type SpineOptions } from './harness'
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'Echoes its text.',
-  parameters: z.object({ text: z.string() }),
-  isConcurrencySafe: () => true,
-  execute: ({ text }) => `echo: ${text}`,
-})
+import { echo, spine, trace, transcript, type SpineOptions } from './harness'
 
 const shout = defineTool({
   name: 'shout',

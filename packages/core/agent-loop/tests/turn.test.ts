@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import { defineTool } from '@deepseek-ai/dsh-tools'
-import { spine, trace, transcript } from './harness'
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'Echoes its text.',
-  parameters: z.object({ text: z.string() }),
-  isConcurrencySafe: () => true,
-  execute: ({ text }) => `echo: ${text}`,
-})
+import { echo, spine, trace, transcript } from './harness'
 
 describe('a turn (R-LOOP-1…5)', () => {
   it('a followup runs one turn: claim, prompt, step, answer, close, in this exact log order', async () => {

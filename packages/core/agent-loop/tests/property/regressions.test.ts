@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { defineTool } from '@deepseek-ai/dsh-tools'
-import { spine, trace, transcript } from '../harness'
+import { echo, spine, trace, transcript } from '../harness'
 
 /**
  * Bugs the property tests found, each reduced to a deterministic test.
@@ -33,14 +31,6 @@ function onFirst(root: Awaited<ReturnType<typeof spine>>['root'], type: AnySessi
 function texts(messages: readonly { readonly content: readonly ContentBlock[] }[]): string[] {
   return messages.map((message) => message.content.map((block) => (block.type === 'text' ? block.text : block.type)).join(''))
 }
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'Echoes its text.',
-  parameters: z.object({ text: z.string() }),
-  isConcurrencySafe: () => true,
-  execute: ({ text }) => `echo: ${text}`,
-})
 
 describe('regressions found by the property tests', () => {
   // Found by "any program leaves a well-formed log…" with on(turn/start, cancel(…)).
