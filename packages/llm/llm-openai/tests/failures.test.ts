@@ -1,32 +1,16 @@
 import { CallId, createUserMessage, type ContentBlock, type GenerateOptions, type Message } from '@deepseek-ai/dsh-llm'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
+import { call, useFakeProvider } from './support/fixture'
 import { collect, errorFinish } from './support/collect'
 import { FakeProvider, chunk, openStream, reply, send, sse } from './support/fake-provider'
 
 const key = 'sk-failure-test-0123456789abcdef'
-let server: FakeProvider
-let adapter: OpenAiAdapter
-
-beforeEach(async () => {
-  server = await FakeProvider.start()
-  adapter = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey: key })
-})
-
-afterEach(async () => {
-  await server.stop()
-})
-
-const call = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-  provider: 'fake',
-  model: 'test-model',
-  messages: [createUserMessage('hello')],
-  ...extra,
-})
+const fixture = useFakeProvider(key)
 
 describe('HTTP error classification', () => {
   it('401: AUTH, says where the key comes from, and never echoes the key even when the provider does', async () => {
-    server.handle((request, res) => {
+    fixture.server.handle((request, res) => {
       res.writeHead(401, { 'content-type': 'application/json', 'x-request-id': 'req_auth_1' })
       res.end(
         JSON.stringify({
@@ -39,7 +23,7 @@ describe('HTTP error classification', () => {
         }),
       )
     })
-    const chunks = await collect(adapter.stream(call()))
+    const chunks = await collect(fixture.adapter.stream(call()))
     expect(chunks).toEqual([
       errorFinish({
         code: 'AUTH',
@@ -50,15 +34,15 @@ describe('HTTP error classification', () => {
       }),
     ])
     expect(JSON.stringify(chunks)).not.toContain(key)
-    expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${key}`)
+    expect(fixture.server.requests[0]!.headers.authorization).toBe(`Bearer ${key}`)
   })
 
   it('403 with a key from the environment: AUTH naming the variable', async () => {
     const fromEnv = new OpenAiAdapter(
-      { name: 'fake', baseUrl: server.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
+      { name: 'fake', baseUrl: fixture.server.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
       { env: { FAKE_PROVIDER_KEY: key } },
     )
-    server.handle(reply(403, { error: { message: 'Your key has no access to this model', type: 'permission_error' } }))
+    fixture.server.handle(reply(403, { error: { message: 'Your key has no access to this model', type: 'permission_error' } }))
     expect(await collect(fromEnv.stream(call()))).toEqual([
       errorFinish({
         code: 'AUTH',
@@ -67,11 +51,11 @@ describe('HTTP error classification', () => {
           'fake refused the credentials (HTTP 403: Your key has no access to this model; permission_error). Check the FAKE_PROVIDER_KEY environment variable.',
       }),
     ])
-    expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${key}`)
+    expect(fixture.server.requests[0]!.headers.authorization).toBe(`Bearer ${key}`)
   })
 
   it('an unset key variable fails with AUTH before anything is sent', async () => {
-    const unset = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' }, { env: {} })
+    const unset = new OpenAiAdapter({ name: 'fake', baseUrl: fixture.server.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' }, { env: {} })
     expect(await collect(unset.stream(call()))).toEqual([
       errorFinish({
         code: 'AUTH',
@@ -79,14 +63,14 @@ describe('HTTP error classification', () => {
           'the FAKE_PROVIDER_KEY environment variable is not set; export the API key for provider "fake" there, or configure apiKey',
       }),
     ])
-    expect(server.requests).toEqual([])
+    expect(fixture.server.requests).toEqual([])
   })
 
   it('402 (DeepSeek insufficient balance): AUTH, since retrying does not help', async () => {
-    server.handle(
+    fixture.server.handle(
       reply(402, { error: { message: 'Insufficient Balance', type: 'unknown_error', param: null, code: 'invalid_request_error' } }),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({
         code: 'AUTH',
         status: 402,
@@ -97,14 +81,14 @@ describe('HTTP error classification', () => {
   })
 
   it('429: RATE_LIMIT with retryAfterMs from retry-after seconds', async () => {
-    server.handle(
+    fixture.server.handle(
       reply(
         429,
         { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
         { 'retry-after': '2', 'x-request-id': 'req_rl' },
       ),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({
         code: 'RATE_LIMIT',
         status: 429,
@@ -117,35 +101,35 @@ describe('HTTP error classification', () => {
   })
 
   it('429: retry-after-ms wins over retry-after', async () => {
-    server.handle(reply(429, { error: { message: 'slow down' } }, { 'retry-after': '9', 'retry-after-ms': '1500' }))
-    const [finish] = await collect(adapter.stream(call()))
+    fixture.server.handle(reply(429, { error: { message: 'slow down' } }, { 'retry-after': '9', 'retry-after-ms': '1500' }))
+    const [finish] = await collect(fixture.adapter.stream(call()))
     expect(finish).toMatchObject({ reason: { kind: 'error', failure: { code: 'RATE_LIMIT', retryAfterMs: 1500 } } })
   })
 
   it('429: retry-after as an HTTP date is measured from the adapter clock', async () => {
     const now = Date.parse('Mon, 30 Nov 2026 06:00:00 GMT')
-    const clocked = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey: key }, { now: () => now })
-    server.handle(reply(429, { error: { message: 'slow down' } }, { 'retry-after': 'Mon, 30 Nov 2026 06:00:30 GMT' }))
+    const clocked = new OpenAiAdapter({ name: 'fake', baseUrl: fixture.server.url, apiKey: key }, { now: () => now })
+    fixture.server.handle(reply(429, { error: { message: 'slow down' } }, { 'retry-after': 'Mon, 30 Nov 2026 06:00:30 GMT' }))
     const [finish] = await collect(clocked.stream(call()))
     expect(finish).toMatchObject({ reason: { kind: 'error', failure: { code: 'RATE_LIMIT', retryAfterMs: 30_000 } } })
   })
 
   it('429 for an exhausted quota is AUTH, not a rate limit', async () => {
-    server.handle(
+    fixture.server.handle(
       reply(429, {
         error: { message: 'You exceeded your current quota, please check your plan.', type: 'insufficient_quota', code: 'insufficient_quota' },
       }),
     )
-    const [finish] = await collect(adapter.stream(call()))
+    const [finish] = await collect(fixture.adapter.stream(call()))
     expect(finish).toMatchObject({ reason: { kind: 'error', failure: { code: 'AUTH', status: 429 } } })
   })
 
   it('5xx: SERVER, keeping a retry hint when the provider gives one', async () => {
-    server.handle(
+    fixture.server.handle(
       reply(503, { error: { message: 'Server overloaded, please retry shortly.', type: 'server_error' } }, { 'retry-after': '1' }),
       reply(500, 'Internal Server Error'),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({
         code: 'SERVER',
         status: 503,
@@ -153,13 +137,13 @@ describe('HTTP error classification', () => {
         message: 'fake had a server error (HTTP 503: Server overloaded, please retry shortly.; server_error); try again later.',
       }),
     ])
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({ code: 'SERVER', status: 500, message: 'fake had a server error (HTTP 500: Internal Server Error); try again later.' }),
     ])
   })
 
   it('400 naming the context length: CONTEXT_OVERFLOW (OpenAI and DeepSeek wording)', async () => {
-    server.handle(
+    fixture.server.handle(
       reply(400, {
         error: {
           message:
@@ -179,7 +163,7 @@ describe('HTTP error classification', () => {
         },
       }),
     )
-    const first = await collect(adapter.stream(call()))
+    const first = await collect(fixture.adapter.stream(call()))
     expect(first).toEqual([
       errorFinish({
         code: 'CONTEXT_OVERFLOW',
@@ -188,32 +172,32 @@ describe('HTTP error classification', () => {
           "the request does not fit the context window of fake/test-model (HTTP 400: This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.; code context_length_exceeded; invalid_request_error). Shorten or compact the history.",
       }),
     ])
-    const [second] = await collect(adapter.stream(call()))
+    const [second] = await collect(fixture.adapter.stream(call()))
     expect(second).toMatchObject({ reason: { kind: 'error', failure: { code: 'CONTEXT_OVERFLOW', status: 400 } } })
   })
 
   it('other 4xx: BAD_REQUEST with the provider message', async () => {
-    server.handle(
+    fixture.server.handle(
       reply(400, { error: { message: 'Invalid value for temperature', type: 'invalid_request_error', param: 'temperature' } }),
       reply(404, { error: { message: 'The model `nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } }),
       reply(422, { detail: [{ loc: ['body', 'messages'], msg: 'field required' }] }),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({
         code: 'BAD_REQUEST',
         status: 400,
         message: 'fake rejected the request for test-model (HTTP 400: Invalid value for temperature; invalid_request_error).',
       }),
     ])
-    const [notFound] = await collect(adapter.stream(call()))
+    const [notFound] = await collect(fixture.adapter.stream(call()))
     expect(notFound).toMatchObject({ reason: { kind: 'error', failure: { code: 'BAD_REQUEST', status: 404 } } })
-    const [unprocessable] = await collect(adapter.stream(call()))
+    const [unprocessable] = await collect(fixture.adapter.stream(call()))
     expect(unprocessable).toMatchObject({ reason: { kind: 'error', failure: { code: 'BAD_REQUEST', status: 422 } } })
   })
 
   it('408: TIMEOUT', async () => {
-    server.handle(reply(408, 'Request Timeout'))
-    expect(await collect(adapter.stream(call()))).toEqual([
+    fixture.server.handle(reply(408, 'Request Timeout'))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({ code: 'TIMEOUT', status: 408, message: 'fake timed out the request (HTTP 408: Request Timeout).' }),
     ])
   })
@@ -221,13 +205,13 @@ describe('HTTP error classification', () => {
 
 describe('failures inside a successful response', () => {
   it('an error object in the stream ends it after the chunks already streamed', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res, { 'x-request-id': 'req_mid' })
       await send(res, chunk({ content: 'Partial' }))
       await send(res, { error: { message: 'The server had an error while processing your request.', type: 'server_error' } })
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'Partial' },
       errorFinish({
         code: 'SERVER',
@@ -238,10 +222,10 @@ describe('failures inside a successful response', () => {
   })
 
   it('an in-stream error with a numeric code is classified as that HTTP status (vLLM style)', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([{ object: 'error', message: 'This model\'s maximum context length is 4096 tokens.', type: 'BadRequestError', code: 400, error: { message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 } }]),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({
         code: 'CONTEXT_OVERFLOW',
         status: 400,
@@ -251,47 +235,47 @@ describe('failures inside a successful response', () => {
   })
 
   it('a 200 JSON error body (a server that does not stream its errors) is classified', async () => {
-    server.handle(reply(200, { error: { message: 'Rate limit exceeded', type: 'rate_limit_error' } }))
-    expect(await collect(adapter.stream(call()))).toEqual([
+    fixture.server.handle(reply(200, { error: { message: 'Rate limit exceeded', type: 'rate_limit_error' } }))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({ code: 'RATE_LIMIT', message: 'fake sent an error in the stream: Rate limit exceeded; rate_limit_error' }),
     ])
   })
 
   it('a 200 JSON completion instead of a stream is MALFORMED_STREAM', async () => {
-    server.handle(reply(200, { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' } }] }))
-    const [finish] = await collect(adapter.stream(call()))
+    fixture.server.handle(reply(200, { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' } }] }))
+    const [finish] = await collect(fixture.adapter.stream(call()))
     expect(finish).toMatchObject({
       reason: { kind: 'error', failure: { code: 'MALFORMED_STREAM', message: expect.stringContaining('answered with JSON instead of an event stream') } },
     })
   })
 
   it('finish_reason content_filter is a BAD_REQUEST error; insufficient_system_resource a SERVER error; an unknown one UNKNOWN', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([chunk({ content: 'I' }), chunk({}, 'content_filter')]),
       sse([chunk({ content: 'I' }), chunk({}, 'insufficient_system_resource')]),
       sse([chunk({ content: 'I' }), chunk({}, 'mystery')]),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'I' },
       errorFinish({
         code: 'BAD_REQUEST',
         message: 'fake\'s content filter stopped the answer (finish_reason "content_filter"); rephrase the request',
       }),
     ])
-    expect((await collect(adapter.stream(call()))).at(-1)).toEqual(
+    expect((await collect(fixture.adapter.stream(call()))).at(-1)).toEqual(
       errorFinish({
         code: 'SERVER',
         message: 'fake stopped the answer for lack of server resources (finish_reason "insufficient_system_resource"); try again later',
       }),
     )
-    expect((await collect(adapter.stream(call()))).at(-1)).toEqual(
+    expect((await collect(fixture.adapter.stream(call()))).at(-1)).toEqual(
       errorFinish({ code: 'UNKNOWN', message: 'fake ended the answer with an unknown finish_reason "mystery"' }),
     )
   })
 
   it('a tool call that never gets a function name is MALFORMED_STREAM', async () => {
-    server.handle(sse([chunk({ tool_calls: [{ index: 0, id: 'call_1', function: { arguments: '{}' } }] }), chunk({}, 'tool_calls')]))
-    expect(await collect(adapter.stream(call()))).toEqual([
+    fixture.server.handle(sse([chunk({ tool_calls: [{ index: 0, id: 'call_1', function: { arguments: '{}' } }] }), chunk({}, 'tool_calls')]))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({ code: 'MALFORMED_STREAM', message: 'fake streamed a tool call (content block 0) without a function name' }),
     ])
   })
@@ -301,27 +285,27 @@ describe('requests refused before sending', () => {
   it('a block type the adapter does not know is BAD_REQUEST naming where it is, and nothing is sent', async () => {
     const citation = { type: 'citation', url: 'https://example.com' } as unknown as ContentBlock
     const messages: Message[] = [createUserMessage('hi'), createUserMessage([{ type: 'text', text: 'see' }, citation])]
-    expect(await collect(adapter.stream(call({ messages })))).toEqual([
+    expect(await collect(fixture.adapter.stream(call({ messages })))).toEqual([
       errorFinish({
         code: 'BAD_REQUEST',
         message:
           'messages[1].content[1] is a "citation" block in a user message; the OpenAI-compatible adapter sends only text, image and tool-result blocks there',
       }),
     ])
-    expect(server.requests).toEqual([])
+    expect(fixture.server.requests).toEqual([])
   })
 
   it('a tool-call block in a user message is refused', async () => {
     const messages: Message[] = [
       createUserMessage([{ type: 'tool-call', id: CallId('call_1'), name: 'x', arguments: '{}' }]),
     ]
-    const [finish] = await collect(adapter.stream(call({ messages })))
+    const [finish] = await collect(fixture.adapter.stream(call({ messages })))
     expect(finish).toMatchObject({ reason: { kind: 'error', failure: { code: 'BAD_REQUEST' } } })
-    expect(server.requests).toEqual([])
+    expect(fixture.server.requests).toEqual([])
   })
 
   it('no model and no defaultModel is INVALID_CONFIG', async () => {
-    expect(await collect(adapter.stream(call({ model: '' })))).toEqual([
+    expect(await collect(fixture.adapter.stream(call({ model: '' })))).toEqual([
       errorFinish({ code: 'INVALID_CONFIG', message: 'no model given for provider "fake", and it has no defaultModel' }),
     ])
   })

@@ -1,31 +1,15 @@
 import { createUserMessage, type GenerateOptions } from '@deepseek-ai/dsh-llm'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
+import { call, useFakeProvider } from './support/fixture'
 import { collect } from './support/collect'
 import { FakeProvider, chunk, openStream, send, sse, usageChunk } from './support/fake-provider'
 
-let server: FakeProvider
-let adapter: OpenAiAdapter
-
-beforeEach(async () => {
-  server = await FakeProvider.start()
-  adapter = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey: 'sk-stream-test-key' })
-})
-
-afterEach(async () => {
-  await server.stop()
-})
-
-const call = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-  provider: 'fake',
-  model: 'test-model',
-  messages: [createUserMessage('hello')],
-  ...extra,
-})
+const fixture = useFakeProvider('sk-stream-test-key')
 
 describe('streaming happy paths', () => {
   it('streams text deltas into one text block and finishes with stop', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([
         chunk({ role: 'assistant', content: '' }),
         chunk({ content: 'Hel' }),
@@ -33,7 +17,7 @@ describe('streaming happy paths', () => {
         chunk({}, 'stop'),
       ]),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'Hel' },
       { type: 'text-delta', index: 0, text: 'lo!' },
       { type: 'finish', reason: { kind: 'stop' } },
@@ -41,7 +25,7 @@ describe('streaming happy paths', () => {
   })
 
   it('streams DeepSeek reasoning_content before the answer, with DeepSeek usage and cache hits (non-overlapping)', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       // DeepSeek keeps the connection alive with SSE comments while the request is queued.
       res.write(': keep-alive\n\n')
@@ -66,7 +50,7 @@ describe('streaming happy paths', () => {
       await send(res, '[DONE]')
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'reasoning-delta', index: 0, text: '9.11 vs 9.8: ' },
       { type: 'reasoning-delta', index: 0, text: 'compare tenths.' },
       { type: 'text-delta', index: 1, text: '9.8 is greater.' },
@@ -76,8 +60,8 @@ describe('streaming happy paths', () => {
   })
 
   it('reads reasoning from a `reasoning` field too (Ollama, newer vLLM)', async () => {
-    server.handle(sse([chunk({ reasoning: 'Hmm.' }), chunk({ content: 'Yes.' }), chunk({}, 'stop')]))
-    expect(await collect(adapter.stream(call()))).toEqual([
+    fixture.server.handle(sse([chunk({ reasoning: 'Hmm.' }), chunk({ content: 'Yes.' }), chunk({}, 'stop')]))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'reasoning-delta', index: 0, text: 'Hmm.' },
       { type: 'text-delta', index: 1, text: 'Yes.' },
       { type: 'finish', reason: { kind: 'stop' } },
@@ -85,7 +69,7 @@ describe('streaming happy paths', () => {
   })
 
   it('streams parallel tool calls interleaved by index: id and name first, argument fragments after', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([
         chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '' } }] }),
         chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'list_dir', arguments: '{"pa' } }] }),
@@ -102,7 +86,7 @@ describe('streaming happy paths', () => {
         }),
       ]),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'tool-call-delta', index: 0, id: 'call_a', name: 'read_file', argumentsDelta: '' },
       { type: 'tool-call-delta', index: 1, id: 'call_b', name: 'list_dir', argumentsDelta: '{"pa' },
       { type: 'tool-call-delta', index: 0, argumentsDelta: '{"path":' },
@@ -114,7 +98,7 @@ describe('streaming happy paths', () => {
   })
 
   it('gives reasoning, text and each tool call their own block index in order of first appearance', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([
         chunk({ reasoning_content: 'Need the file.' }),
         chunk({ content: 'Let me look.' }),
@@ -124,7 +108,7 @@ describe('streaming happy paths', () => {
         chunk({}, 'tool_calls'),
       ]),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'reasoning-delta', index: 0, text: 'Need the file.' },
       { type: 'text-delta', index: 1, text: 'Let me look.' },
       { type: 'tool-call-delta', index: 2, id: 'call_1', name: 'read_file', argumentsDelta: '{}' },
@@ -135,14 +119,14 @@ describe('streaming happy paths', () => {
   })
 
   it('holds argument fragments that arrive before the function name, and makes up an id when the server sends none', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { name: 'search_files', arguments: '"x"}' } }] }),
         chunk({}, 'tool_calls'),
       ]),
     )
-    const chunks = await collect(adapter.stream(call()))
+    const chunks = await collect(fixture.adapter.stream(call()))
     expect(chunks).toEqual([
       { type: 'tool-call-delta', index: 0, id: expect.stringMatching(/^call_/), name: 'search_files', argumentsDelta: '{"q":"x"}' },
       { type: 'finish', reason: { kind: 'tool-calls' } },
@@ -150,36 +134,36 @@ describe('streaming happy paths', () => {
   })
 
   it('reports tool-calls when a server ends a call-making answer with finish_reason stop', async () => {
-    server.handle(
+    fixture.server.handle(
       sse([
         chunk({ tool_calls: [{ id: 'call_x', type: 'function', function: { name: 'list_dir', arguments: '{"path":"."}' } }] }),
         chunk({}, 'stop'),
       ]),
     )
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'tool-call-delta', index: 0, id: 'call_x', name: 'list_dir', argumentsDelta: '{"path":"."}' },
       { type: 'finish', reason: { kind: 'tool-calls' } },
     ])
   })
 
   it('maps finish_reason length to max-tokens', async () => {
-    server.handle(sse([chunk({ content: 'The answer is cut' }), chunk({}, 'length')]))
-    expect(await collect(adapter.stream(call()))).toEqual([
+    fixture.server.handle(sse([chunk({ content: 'The answer is cut' }), chunk({}, 'length')]))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'The answer is cut' },
       { type: 'finish', reason: { kind: 'max-tokens' } },
     ])
   })
 
   it('accepts a stream that ends after its finish_reason without [DONE]', async () => {
-    server.handle(sse([chunk({ content: 'ok' }, 'stop')], { done: false }))
-    expect(await collect(adapter.stream(call()))).toEqual([
+    fixture.server.handle(sse([chunk({ content: 'ok' }, 'stop')], { done: false }))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'ok' },
       { type: 'finish', reason: { kind: 'stop' } },
     ])
   })
 
   it('reads events split across network writes and CRLF line endings', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       const text = `data: ${JSON.stringify(chunk({ content: 'split' }))}\r\n\r\ndata: ${JSON.stringify(chunk({}, 'stop'))}\r\n\r\ndata: [DONE]\r\n\r\n`
       for (let i = 0; i < text.length; i += 7) {
@@ -187,14 +171,14 @@ describe('streaming happy paths', () => {
       }
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'split' },
       { type: 'finish', reason: { kind: 'stop' } },
     ])
   })
 
   it('keeps multi-byte characters intact when a network write splits them', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       const bytes = Buffer.from(`data: ${JSON.stringify(chunk({ content: '深度求索 ✓' }))}\n\n`)
       const cut = bytes.indexOf(Buffer.from('度')) + 1
@@ -203,7 +187,7 @@ describe('streaming happy paths', () => {
       await send(res, chunk({}, 'stop'))
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: '深度求索 ✓' },
       { type: 'finish', reason: { kind: 'stop' } },
     ])

@@ -1,28 +1,12 @@
 import { createUserMessage, type GenerateOptions, type StreamChunk } from '@deepseek-ai/dsh-llm'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
+import { call, useFakeProvider } from './support/fixture'
 import { collect, errorFinish } from './support/collect'
 import { FakeProvider, chunk, deferred, openStream, send } from './support/fake-provider'
 
 const key = 'sk-transport-test-0123456789'
-let server: FakeProvider
-let adapter: OpenAiAdapter
-
-beforeEach(async () => {
-  server = await FakeProvider.start()
-  adapter = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey: key })
-})
-
-afterEach(async () => {
-  await server.stop()
-})
-
-const call = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-  provider: 'fake',
-  model: 'test-model',
-  messages: [createUserMessage('hello')],
-  ...extra,
-})
+const fixture = useFakeProvider(key)
 
 describe('network failures', () => {
   it('a refused connection is TRANSPORT naming the cause', async () => {
@@ -36,13 +20,13 @@ describe('network failures', () => {
 
   it('a connection dropped mid-stream is TRANSPORT after the chunks that arrived', async () => {
     const drop = deferred()
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res, { 'x-request-id': 'req_drop' })
       await send(res, chunk({ content: 'Half an ans' }))
       await drop.promise
       res.socket?.destroy()
     })
-    const stream = adapter.stream(call())[Symbol.asyncIterator]()
+    const stream = fixture.adapter.stream(call())[Symbol.asyncIterator]()
     const first = await stream.next()
     drop.resolve()
     const rest: StreamChunk[] = []
@@ -54,36 +38,36 @@ describe('network failures', () => {
   })
 
   it('a body that ends cleanly after content but without a finish_reason is TRANSPORT (truncated)', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       await send(res, chunk({ content: 'Half' }))
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'Half' },
       errorFinish({ code: 'TRANSPORT', message: "fake's stream ended before the answer finished (no finish_reason)" }),
     ])
   })
 
   it('[DONE] without a finish_reason after content is TRANSPORT too', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       await send(res, chunk({ content: 'Half' }))
       await send(res, '[DONE]')
       res.end()
     })
-    expect((await collect(adapter.stream(call()))).at(-1)).toEqual(
+    expect((await collect(fixture.adapter.stream(call()))).at(-1)).toEqual(
       errorFinish({ code: 'TRANSPORT', message: "fake's stream ended before the answer finished (no finish_reason)" }),
     )
   })
 
   it('a stream that ends without producing anything is EMPTY_RESPONSE', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       await send(res, chunk({ role: 'assistant', content: '' }))
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({ code: 'EMPTY_RESPONSE', message: 'fake ended the stream without producing anything' }),
     ])
   })
@@ -91,13 +75,13 @@ describe('network failures', () => {
 
 describe('malformed streams', () => {
   it('data that is not JSON is MALFORMED_STREAM, quoting it with the key redacted', async () => {
-    server.handle(async (request, res) => {
+    fixture.server.handle(async (request, res) => {
       openStream(res)
       await send(res, chunk({ content: 'ok' }))
       await send(res, `{"oops": ${request.headers.authorization}`)
       res.end()
     })
-    const chunks = await collect(adapter.stream(call()))
+    const chunks = await collect(fixture.adapter.stream(call()))
     expect(chunks).toEqual([
       { type: 'text-delta', index: 0, text: 'ok' },
       errorFinish({ code: 'MALFORMED_STREAM', message: 'fake sent stream data that is not JSON: "{\\"oops\\": Bearer [redacted]"' }),
@@ -106,7 +90,7 @@ describe('malformed streams', () => {
   })
 
   it('lines that are not SSE fields are ignored, as the SSE spec says', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       res.write('this line is not an SSE field\n')
       res.write('event: message\nid: 1\n')
@@ -116,18 +100,18 @@ describe('malformed streams', () => {
       await send(res, '[DONE]')
       res.end()
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       { type: 'text-delta', index: 0, text: 'fine' },
       { type: 'finish', reason: { kind: 'stop' } },
     ])
   })
 
   it('a response of only non-SSE lines is EMPTY_RESPONSE quoting the first line', async () => {
-    server.handle((_request, res) => {
+    fixture.server.handle((_request, res) => {
       openStream(res)
       res.end('<html>proxy error</html>\n')
     })
-    expect(await collect(adapter.stream(call()))).toEqual([
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
       errorFinish({
         code: 'EMPTY_RESPONSE',
         message: 'fake ended the stream without producing anything; it sent lines that are not server-sent events, first "<html>proxy error</html>"',
@@ -138,19 +122,19 @@ describe('malformed streams', () => {
 
 describe('timeouts', () => {
   it('no response headers within requestTimeoutMs is TIMEOUT, and the connection is closed', async () => {
-    const slow = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey: key, requestTimeoutMs: 50 })
-    server.handle(() => {
+    const slow = new OpenAiAdapter({ name: 'fake', baseUrl: fixture.server.url, apiKey: key, requestTimeoutMs: 50 })
+    fixture.server.handle(() => {
       // Never answers.
     })
     expect(await collect(slow.stream(call()))).toEqual([
       errorFinish({ code: 'TIMEOUT', message: 'fake sent no response within 50 ms (requestTimeoutMs)' }),
     ])
-    await server.closes[0]
+    await fixture.server.closes[0]
   })
 
   it('a stream silent for idleTimeoutMs is TIMEOUT after the chunks that arrived, and the connection is closed', async () => {
-    const idle = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey: key, idleTimeoutMs: 50 })
-    server.handle(async (_request, res) => {
+    const idle = new OpenAiAdapter({ name: 'fake', baseUrl: fixture.server.url, apiKey: key, idleTimeoutMs: 50 })
+    fixture.server.handle(async (_request, res) => {
       openStream(res, { 'x-request-id': 'req_idle' })
       await send(res, chunk({ content: 'Thinking' }))
       // Then silence.
@@ -159,7 +143,7 @@ describe('timeouts', () => {
       { type: 'text-delta', index: 0, text: 'Thinking' },
       errorFinish({ code: 'TIMEOUT', requestId: 'req_idle', message: "fake's stream was silent for more than 50 ms (idleTimeoutMs)" }),
     ])
-    await server.closes[0]
+    await fixture.server.closes[0]
   })
 })
 
@@ -167,13 +151,13 @@ describe('cancellation', () => {
   it('aborting mid-stream ends the stream with an aborted finish and closes the connection', async () => {
     const controller = new AbortController()
     const serverSawClose = deferred()
-    server.handle(async (_request, res, closed) => {
+    fixture.server.handle(async (_request, res, closed) => {
       openStream(res)
       await send(res, chunk({ content: 'Once upon' }))
       await closed
       serverSawClose.resolve()
     })
-    const stream = adapter.stream(call({ signal: controller.signal }))[Symbol.asyncIterator]()
+    const stream = fixture.adapter.stream(call({ signal: controller.signal }))[Symbol.asyncIterator]()
     const first = await stream.next()
     controller.abort()
     const rest: StreamChunk[] = []
@@ -188,33 +172,33 @@ describe('cancellation', () => {
   it('aborting while waiting for the response headers ends with an aborted finish and closes the connection', async () => {
     const controller = new AbortController()
     const arrived = deferred()
-    server.handle(() => arrived.resolve())
-    const done = collect(adapter.stream(call({ signal: controller.signal })))
+    fixture.server.handle(() => arrived.resolve())
+    const done = collect(fixture.adapter.stream(call({ signal: controller.signal })))
     await arrived.promise
     controller.abort()
     expect(await done).toEqual([{ type: 'finish', reason: { kind: 'aborted' } }])
-    await server.closes[0]
+    await fixture.server.closes[0]
   })
 
   it('an already aborted signal sends nothing', async () => {
     const controller = new AbortController()
     controller.abort()
-    expect(await collect(adapter.stream(call({ signal: controller.signal })))).toEqual([
+    expect(await collect(fixture.adapter.stream(call({ signal: controller.signal })))).toEqual([
       { type: 'finish', reason: { kind: 'aborted' } },
     ])
-    expect(server.requests).toEqual([])
+    expect(fixture.server.requests).toEqual([])
   })
 
   it('a consumer that stops iterating closes the connection', async () => {
-    server.handle(async (_request, res) => {
+    fixture.server.handle(async (_request, res) => {
       openStream(res)
       await send(res, chunk({ content: 'first' }))
       // Keeps the stream open until the client goes away.
     })
-    for await (const piece of adapter.stream(call())) {
+    for await (const piece of fixture.adapter.stream(call())) {
       expect(piece).toEqual({ type: 'text-delta', index: 0, text: 'first' })
       break
     }
-    await server.closes[0]
+    await fixture.server.closes[0]
   })
 })
