@@ -1,4 +1,4 @@
-import { subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
+import { heard, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
@@ -116,17 +116,18 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
       },
       true,
     )
+    // Nobody listens: the waterfall would only call `inner`, so skip building its descriptor.
+    if (!heard(this.events, 'llm/stream')) return adapterStream
     const call: LlmStreamCall = Object.freeze({
       options,
       config: this.config,
       model: this.model,
       hasAdapter: registration !== undefined,
     })
-    const inner = () => adapterStream
     // Typed by the `llm/stream` declaration, but a listener may return anything: checked below.
     const result: unknown = options.sessionId === undefined
-      ? this.events.waterfall('llm/stream', call, inner)
-      : this.events.waterfall(subjectFilter(options.sessionId), 'llm/stream', call, inner)
+      ? this.events.waterfall('llm/stream', call, () => adapterStream)
+      : this.events.waterfall(subjectFilter(options.sessionId), 'llm/stream', call, () => adapterStream)
     // No listener wrapped the stream: the adapter guard already holds it to the protocol.
     if (result === adapterStream) return adapterStream
     if (!isAsyncIterable(result)) {

@@ -146,33 +146,57 @@ function abortedBeforeDispatch(signal: AbortSignal, route: string): LlmError {
   return new LlmError({ code: 'ABORTED', message: `preparing the model call to ${route} was aborted` }, { cause: signal.reason })
 }
 
-async function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | undefined): Promise<PreparedCall> {
-  checkCallConfig(config)
-  const route = `${config.provider}/${config.model}`
-  if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
-  // Resolved exactly once: everything below, and the dispatch, use this registration.
-  const registration = core.adapters.get(config.provider)
-  let info: ModelInfo | undefined
-  if (registration?.adapter.resolveModel) {
-    info = await resolveModel(registration.adapter, config.model, signal, route)
+/**
+ * `prepareCall`. Written without `async`: an adapter whose `resolveModel`
+ * answers synchronously (or that has none) prepares in the same tick, with
+ * one resolved promise instead of two async frames and their awaits.
+ */
+function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | undefined): Promise<PreparedCall> {
+  try {
+    checkCallConfig(config)
+    const route = `${config.provider}/${config.model}`
     if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
+    // Resolved exactly once: everything below, and the dispatch, use this registration.
+    const registration = core.adapters.get(config.provider)
+    if (registration?.adapter.resolveModel === undefined) {
+      return Promise.resolve(new BoundCall(core.events, registration, effectiveConfig(config, undefined), undefined))
+    }
+    let pending: unknown
+    try {
+      pending = registration.adapter.resolveModel(config.model)
+    } catch (error) {
+      throw modelFailure(error, signal)
+    }
+    if (!(pending instanceof Promise)) {
+      if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
+      return Promise.resolve(bind(core, registration, config, pending, route))
+    }
+    const settled = signal ? raceAbort(pending, signal, route) : pending
+    return settled.then(
+      (info: unknown) => {
+        if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
+        return bind(core, registration, config, info, route)
+      },
+      (error: unknown) => {
+        throw modelFailure(error, signal)
+      },
+    )
+  } catch (error) {
+    return Promise.reject(error)
   }
-  return new BoundCall(core.events, registration, effectiveConfig(config, info), info)
 }
 
-async function resolveModel(adapter: LlmAdapter, model: string, signal: AbortSignal | undefined, route: string): Promise<ModelInfo> {
-  let info: unknown
-  try {
-    const pending = adapter.resolveModel!(model)
-    info = signal ? await raceAbort(pending, signal, route) : await pending
-  } catch (error) {
-    if (error instanceof LlmError) throw error
-    throw new LlmError(toLlmFailure(error, signal), { cause: error })
-  }
+/** A `resolveModel` failure as an `LlmError`: an `LlmError` as is, anything else classified. */
+function modelFailure(error: unknown, signal: AbortSignal | undefined): LlmError {
+  return error instanceof LlmError ? error : new LlmError(toLlmFailure(error, signal), { cause: error })
+}
+
+/** The prepared call, once the adapter's `resolveModel` answered `info`. */
+function bind(core: LlmCore, registration: AdapterRegistration, config: LlmCallConfig & { provider: string; model: string }, info: unknown, route: string): BoundCall {
   if (info === null || typeof info !== 'object') {
     throw new LlmError({ code: 'UNKNOWN', message: `the adapter for ${route} returned no model info from resolveModel` })
   }
-  return info as ModelInfo
+  return new BoundCall(core.events, registration, effectiveConfig(config, info as ModelInfo), info as ModelInfo)
 }
 
 /** `value`, or a rejection with `ABORTED` as soon as `signal` aborts, whichever comes first. */

@@ -134,6 +134,96 @@ describe('the stream protocol is enforced', () => {
   })
 })
 
+describe('the protocol guard on hand-written adapter iterators', () => {
+  /** An adapter whose iterator is a plain object: `next` is given per test. */
+  function iteratorAdapter(next: () => unknown): LlmAdapter & { returned: number } {
+    const adapter = {
+      returned: 0,
+      stream: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next,
+          return: () => {
+            adapter.returned++
+            return Promise.resolve({ done: true, value: undefined })
+          },
+        }),
+      }),
+    }
+    return adapter as LlmAdapter & { returned: number }
+  }
+
+  it('answers pulls made without waiting in order, and nothing after finish', async () => {
+    const chunks: StreamChunk[] = [hello, stop, hello]
+    const gates = chunks.map(() => deferred<IteratorResult<StreamChunk>>())
+    let pulls = 0
+    const adapter = iteratorAdapter(() => gates[pulls++]!.promise)
+    const iterator = (await streamWith(adapter))[Symbol.asyncIterator]()
+    const first = iterator.next()
+    // The first pull opens the source; later ones go straight to it.
+    await Promise.resolve()
+    const results = [first, iterator.next(), iterator.next()]
+    gates.forEach((gate, i) => gate.resolve({ done: false, value: chunks[i]! }))
+    expect(await Promise.all(results)).toEqual([
+      { done: false, value: hello },
+      { done: false, value: stop },
+      { done: true, value: undefined },
+    ])
+  })
+
+  it('accepts a source whose next() answers with a plain result instead of a promise', async () => {
+    const chunks: StreamChunk[] = [hello, stop]
+    let at = 0
+    const adapter = iteratorAdapter(() => ({ done: false, value: chunks[at++] }))
+    expect(await collect(await streamWith(adapter))).toEqual([hello, stop])
+    expect(adapter.returned).toBe(1)
+  })
+
+  it('classifies a source whose next() throws synchronously, and does not ask it to return()', async () => {
+    let at = 0
+    const adapter = iteratorAdapter(() => {
+      if (at++ === 0) return Promise.resolve({ done: false, value: hello })
+      throw new LlmError({ code: 'TRANSPORT', message: 'socket closed' })
+    })
+    expect(await collect(await streamWith(adapter))).toEqual([hello, errorFinish('TRANSPORT', 'socket closed')])
+    expect(adapter.returned).toBe(0)
+  })
+
+  it('return() while a pull is pending: that pull settles done, and the source is stopped', async () => {
+    const gate = deferred<IteratorResult<StreamChunk>>()
+    const adapter = iteratorAdapter(() => gate.promise)
+    const iterator = (await streamWith(adapter))[Symbol.asyncIterator]()
+    const pending = iterator.next()
+    await iterator.return!()
+    gate.resolve({ done: false, value: hello })
+    expect({ pending: await pending, returned: adapter.returned }).toEqual({ pending: { done: true, value: undefined }, returned: 1 })
+  })
+})
+
+describe('llm/stream listeners are looked up at the first pull', () => {
+  it('a listener registered after stream() but before the first next() wraps the call', async () => {
+    const root = await mountLlm()
+    root.llm.registerAdapter(['p'], fakeAdapter([hello, stop]))
+    const call = await root.llm.prepareCall({ provider: 'p', model: 'm' })
+    const stream = call.stream({ messages: [] })
+    root.on('llm/stream', () => (async function* () { yield stop })())
+    expect(await collect(stream)).toEqual([stop])
+  })
+
+  it('a listener registered after the first pull does not touch the call in flight', async () => {
+    const root = await mountLlm()
+    root.llm.registerAdapter(['p'], fakeAdapter([hello, stop]))
+    const call = await root.llm.prepareCall({ provider: 'p', model: 'm' })
+    const iterator = call.stream({ messages: [] })[Symbol.asyncIterator]()
+    const first = await iterator.next()
+    root.on('llm/stream', () => (async function* () { yield stop })())
+    expect([first, await iterator.next(), await iterator.next()]).toEqual([
+      { done: false, value: hello },
+      { done: false, value: stop },
+      { done: true, value: undefined },
+    ])
+  })
+})
+
 describe('abort', () => {
   it('an aborted signal before dispatch never reaches the adapter', async () => {
     const adapter = fakeAdapter([hello, stop])
