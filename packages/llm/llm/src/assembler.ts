@@ -28,8 +28,11 @@ export interface AssembledResponse {
  * never throws: a chunk that breaks the protocol (a chunk after `finish`, an
  * index whose kind changes, a tool call whose first delta lacks `id` or
  * `name`, a malformed chunk) records a `MALFORMED_STREAM` failure, and later
- * chunks are ignored. Deltas are concatenated as they come (no copy of the
- * text so far), so a whole stream costs O(total chunk size).
+ * chunks are ignored. `push` is O(1): deltas are collected as they come and
+ * each block's text is joined once, when `result()` or `partial()` builds it,
+ * into one flat string (not a rope of the deltas, which would keep a cons cell
+ * per delta alive for as long as the message lives). A whole stream costs
+ * O(total chunk size).
  */
 export interface Assembler {
   push(chunk: StreamChunk): void
@@ -58,7 +61,8 @@ const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool
 
 /** One content block under construction. One shape for every kind keeps the hot path monomorphic. */
 class BlockBuilder {
-  text = ''
+  /** The deltas; after a join, its one element is the text so far. */
+  private parts: string[] = []
   signature: string | undefined = undefined
   constructor(
     readonly index: number,
@@ -67,14 +71,29 @@ class BlockBuilder {
     readonly name: string | undefined,
   ) {}
 
+  add(delta: string): void {
+    this.parts.push(delta)
+  }
+
+  /** The block's text, joined once per batch of new deltas into one flat string. */
+  get text(): string {
+    const parts = this.parts
+    if (parts.length === 1) return parts[0]!
+    if (parts.length === 0) return ''
+    const text = parts.join('')
+    this.parts = [text]
+    return text
+  }
+
   build(): ContentBlock {
-    if (this.kind === TEXT) return { type: 'text', text: this.text }
+    const text = this.text
+    if (this.kind === TEXT) return { type: 'text', text }
     if (this.kind === REASONING) {
       return this.signature === undefined
-        ? { type: 'reasoning', text: this.text }
-        : { type: 'reasoning', text: this.text, signature: this.signature }
+        ? { type: 'reasoning', text }
+        : { type: 'reasoning', text, signature: this.signature }
     }
-    return { type: 'tool-call', id: this.id as CallId, name: this.name!, arguments: this.text }
+    return { type: 'tool-call', id: this.id as CallId, name: this.name!, arguments: text }
   }
 }
 
@@ -165,7 +184,7 @@ class StreamAssembler implements Assembler {
       this.malformed(n, `block ${index} started as ${kindNames[block.kind]} and then received a ${kindNames[kind]} delta`)
       return undefined
     }
-    block.text += text
+    block.add(text)
     return block
   }
 
@@ -192,7 +211,7 @@ class StreamAssembler implements Assembler {
     if ((id !== undefined && id !== block.id) || (name !== undefined && name !== block.name)) {
       return this.malformed(n, `tool call ${index} changed its id or name mid-stream (${block.id}/${block.name} → ${id ?? block.id}/${name ?? block.name})`)
     }
-    block.text += chunk.argumentsDelta
+    block.add(chunk.argumentsDelta)
   }
 
   private malformed(n: number, detail: string): void {

@@ -165,6 +165,35 @@ describe('createAssembler', () => {
     ])
   })
 
+  it('partial() mid-stream neither loses nor repeats the deltas of blocks that keep growing', () => {
+    const assembler = createAssembler()
+    assembler.push({ type: 'reasoning-delta', index: 0, text: 'th' })
+    assembler.push({ type: 'text-delta', index: 1, text: 'Hel' })
+    assembler.push({ type: 'tool-call-delta', index: 2, id, name: 'read_file', argumentsDelta: '{"pa' })
+    expect(assembler.partial()).toEqual([
+      { type: 'reasoning', text: 'th' },
+      { type: 'text', text: 'Hel' },
+    ])
+    assembler.push({ type: 'reasoning-delta', index: 0, text: 'ink', signature: 'sig' })
+    assembler.push({ type: 'text-delta', index: 1, text: 'lo' })
+    assembler.push({ type: 'tool-call-delta', index: 2, argumentsDelta: 'th":"a"}' })
+    expect(assembler.partial()).toEqual([
+      { type: 'reasoning', text: 'think', signature: 'sig' },
+      { type: 'text', text: 'Hello' },
+      { type: 'tool-call', id, name: 'read_file', arguments: '{"path":"a"}' },
+    ])
+    assembler.push({ type: 'text-delta', index: 1, text: '!' })
+    assembler.push(toolCalls)
+    expect(assembler.result()).toEqual({
+      content: [
+        { type: 'reasoning', text: 'think', signature: 'sig' },
+        { type: 'text', text: 'Hello!' },
+        { type: 'tool-call', id, name: 'read_file', arguments: '{"path":"a"}' },
+      ],
+      finishReason: { kind: 'tool-calls' },
+    })
+  })
+
   it('property: any split of a text into deltas assembles back to the text', () => {
     fc.assert(
       fc.property(fc.string(), fc.array(fc.nat(), { maxLength: 20 }), (text, cuts) => {
