@@ -23,9 +23,12 @@ export interface LoopRequestEntry {
   readonly meta: LoopRequestMeta
 }
 
-interface Slot {
-  readonly ref: WeakRef<LlmRequest>
-  readonly meta: LoopRequestMeta
+/** A session's marked requests, oldest first: weak references and their metas, side by side. */
+interface SessionSlots {
+  refs: WeakRef<LlmRequest>[]
+  metas: LoopRequestMeta[]
+  /** The length at which the next sweep of collected requests runs. */
+  sweepAt: number
 }
 
 /**
@@ -34,53 +37,83 @@ interface Slot {
  * weakly: a long session does not pin every request it ever sent; an entry
  * whose request was collected disappears. Nothing is copied, frozen or
  * mutated: `request.messages` may be a session's live history array.
+ *
+ * Marking is on the loop's per-step path: one `WeakMap` entry, one `WeakRef`
+ * and a frozen copy of the meta, with no per-mark slot object; collected
+ * entries are swept in place, amortized O(1) per mark.
  */
 class LoopRequestSet {
-  private readonly metas = new WeakMap<object, LoopRequestMeta>()
-  private readonly sessions = new Map<string, { slots: Slot[]; sweepAt: number }>()
+  private readonly marked = new WeakMap<object, LoopRequestMeta>()
+  private readonly sessions = new Map<string, SessionSlots>()
+  /** The session marked last, to skip the map lookup for consecutive marks of one session. */
+  private lastId: string | undefined
+  private last: SessionSlots | undefined
 
   mark(request: LlmRequest, meta: LoopRequestMeta): void {
     if (request === null || typeof request !== 'object' || !Array.isArray(request.messages)) {
       throw invalid('markLoopRequest: request must be an object with a messages array')
     }
     const checked = checkMeta(meta, request.messages.length)
-    if (this.metas.has(request)) {
+    if (this.marked.has(request)) {
       throw invalid(`markLoopRequest: this request object is already marked (session ${checked.sessionId}); mark each dispatched request once`)
     }
-    this.metas.set(request, checked)
-    let session = this.sessions.get(checked.sessionId)
-    if (!session) this.sessions.set(checked.sessionId, (session = { slots: [], sweepAt: 64 }))
-    session.slots.push({ ref: new WeakRef(request), meta: checked })
-    // Amortized sweep: the list stays proportional to the requests still alive.
-    if (session.slots.length >= session.sweepAt) {
-      session.slots = session.slots.filter((slot) => slot.ref.deref() !== undefined)
-      session.sweepAt = Math.max(64, session.slots.length * 2)
-    }
+    this.marked.set(request, checked)
+    const slots = this.slotsOf(checked.sessionId)
+    slots.refs.push(new WeakRef(request))
+    slots.metas.push(checked)
+    if (slots.refs.length >= slots.sweepAt) sweep(slots)
   }
 
   has(request: unknown): boolean {
-    return request !== null && typeof request === 'object' && this.metas.has(request)
+    return request !== null && typeof request === 'object' && this.marked.has(request)
   }
 
   *entries(sessionId: string): IterableIterator<LoopRequestEntry> {
-    const session = this.sessions.get(sessionId)
-    if (!session) return
-    // A snapshot of the slots, so marking during iteration neither skips nor repeats entries.
-    for (const slot of session.slots.slice()) {
-      const request = slot.ref.deref()
-      if (request !== undefined && this.metas.get(request) === slot.meta) yield { request, meta: slot.meta }
+    const slots = this.sessions.get(sessionId)
+    if (!slots) return
+    // A snapshot, so marking during iteration neither skips nor repeats entries.
+    const refs = slots.refs.slice()
+    const metas = slots.metas.slice()
+    for (let i = 0; i < refs.length; i++) {
+      const request = refs[i]!.deref()
+      if (request !== undefined && this.marked.get(request) === metas[i]) yield { request, meta: metas[i]! }
     }
   }
 
   forget(sessionId: string): void {
-    const session = this.sessions.get(sessionId)
-    if (!session) return
+    const slots = this.sessions.get(sessionId)
+    if (!slots) return
     this.sessions.delete(sessionId)
-    for (const slot of session.slots) {
-      const request = slot.ref.deref()
-      if (request !== undefined && this.metas.get(request) === slot.meta) this.metas.delete(request)
+    if (this.lastId === sessionId) this.lastId = this.last = undefined
+    for (let i = 0; i < slots.refs.length; i++) {
+      const request = slots.refs[i]!.deref()
+      if (request !== undefined && this.marked.get(request) === slots.metas[i]) this.marked.delete(request)
     }
   }
+
+  private slotsOf(sessionId: string): SessionSlots {
+    if (this.lastId === sessionId) return this.last!
+    let slots = this.sessions.get(sessionId)
+    if (!slots) this.sessions.set(sessionId, (slots = { refs: [], metas: [], sweepAt: 64 }))
+    this.lastId = sessionId
+    this.last = slots
+    return slots
+  }
+}
+
+/** Drops the entries whose request was collected, in place; the list stays proportional to the live requests. */
+function sweep(slots: SessionSlots): void {
+  const { refs, metas } = slots
+  let kept = 0
+  for (let i = 0; i < refs.length; i++) {
+    if (refs[i]!.deref() === undefined) continue
+    refs[kept] = refs[i]!
+    metas[kept] = metas[i]!
+    kept++
+  }
+  refs.length = kept
+  metas.length = kept
+  slots.sweepAt = Math.max(64, kept * 2)
 }
 
 function invalid(message: string): LlmError {

@@ -33,12 +33,25 @@ function blocks(content: string | readonly ContentBlock[]): ContentBlock[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
 }
 
+/**
+ * A message deep-frozen without walking what is known: the message object
+ * and its content array are fresh, so only the blocks (which the caller may
+ * share) and the source are walked. Messages are made on every step.
+ */
+function frozenMessage<M extends Message>(message: M): M {
+  const content = message.content as ContentBlock[]
+  for (let i = 0; i < content.length; i++) deepFreeze(content[i])
+  Object.freeze(content)
+  deepFreeze(message.source)
+  return Object.freeze(message)
+}
+
 /** A deep-frozen user message; `source` defaults to `{ kind: 'user' }`. */
 export function createUserMessage(
   content: string | readonly ContentBlock[],
   options: CreateMessageOptions & { source?: MessageSource } = {},
 ): UserMessage {
-  return deepFreeze({
+  return frozenMessage<UserMessage>({
     id: options.id ?? newMessageId(),
     role: 'user',
     content: blocks(content),
@@ -51,7 +64,7 @@ export function createAssistantMessage(
   content: string | readonly ContentBlock[],
   options: CreateMessageOptions & { source: MessageSource },
 ): AssistantMessage {
-  return deepFreeze({
+  return frozenMessage<AssistantMessage>({
     id: options.id ?? newMessageId(),
     role: 'assistant',
     content: blocks(content),
@@ -75,7 +88,7 @@ export function createToolResultMessage(options: {
     content: blocks(options.content),
     ...(options.isError ? { isError: true } : {}),
   }
-  return deepFreeze({
+  return frozenMessage<UserMessage>({
     id: options.id ?? newMessageId(),
     role: 'user',
     content: [block],
