@@ -40,43 +40,63 @@ function thrown(value: NonNullable<ScriptReply['throw']>): Error {
 }
 
 /**
- * The chunks of one reply, in the order a real provider streams them:
- * reasoning deltas (block 0), text deltas (next block), each tool call (its
- * own block: id and name with the first fragment, then argument fragments),
- * `usage`, then `finish` — or, as the reply says, an error finish, a throw
- * after the content, or no finish at all. `inputChars` is only asked when
- * the usage is estimated.
+ * Whether playing `reply` asks for the input size: only a reply whose usage
+ * is estimated does, so the history is not counted for the others.
  */
-export function planReply(
+export function estimatesUsage(reply: string | ScriptReply, options: ChunkingOptions): boolean {
+  if (typeof reply === 'string') return options.usage
+  return reply.chunks === undefined && reply.throw === undefined && reply.usage === undefined && options.usage
+}
+
+/**
+ * The chunks of one reply, made one at a time as they are pulled, in the
+ * order a real provider streams them: reasoning deltas (block 0), text deltas
+ * (next block), each tool call (its own block: id and name with the first
+ * fragment, then argument fragments), `usage`, then `finish` — or, as the
+ * reply says, an error finish, a throw after the content (the iterator
+ * throws), or no finish at all. `inputChars` is the size of the request,
+ * read only when the usage is estimated (see `estimatesUsage`).
+ *
+ * Lazy on purpose: a long reply streams without a planned array of all its
+ * chunks, and the iterator's own `{ value, done }` results are what the
+ * scripted stream hands on.
+ */
+export function* replyChunks(
   reply: string | ScriptReply,
   callIndex: number,
-  inputChars: () => number,
+  inputChars: number,
   options: ChunkingOptions,
-): Plan {
+): Generator<StreamChunk, void, undefined> {
   const r: ScriptReply = typeof reply === 'string' ? { text: reply } : reply
-  if (r.chunks !== undefined) return r.throw === undefined ? { chunks: r.chunks } : { chunks: r.chunks, error: thrown(r.throw) }
-  const chunks: StreamChunk[] = []
+  if (r.chunks !== undefined) {
+    yield* r.chunks
+    if (r.throw !== undefined) throw thrown(r.throw)
+    return
+  }
   let index = 0
   let outputChars = 0
   let reasoningChars = 0
 
   const reasoning = pieces(r.reasoning, options.textChunking)
   if (reasoning.length > 0) {
-    for (let i = 0; i < reasoning.length; i++) {
+    const last = reasoning.length - 1
+    for (let i = 0; i < last; i++) {
       const text = reasoning[i]!
       reasoningChars += text.length
-      chunks.push(i === reasoning.length - 1 && r.signature !== undefined
-        ? { type: 'reasoning-delta', index, text, signature: r.signature }
-        : { type: 'reasoning-delta', index, text })
+      yield { type: 'reasoning-delta', index, text }
     }
+    const text = reasoning[last]!
+    reasoningChars += text.length
+    yield r.signature === undefined ? { type: 'reasoning-delta', index, text } : { type: 'reasoning-delta', index, text, signature: r.signature }
     index++
   }
 
   const text = pieces(r.text, options.textChunking)
   if (text.length > 0) {
-    for (const piece of text) {
+    for (let i = 0; i < text.length; i++) {
+      const piece = text[i]!
       outputChars += piece.length
-      chunks.push({ type: 'text-delta', index, text: piece })
+      yield { type: 'text-delta', index, text: piece }
     }
     index++
   }
@@ -88,24 +108,39 @@ export function planReply(
     const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {})
     outputChars += call.name.length + args.length
     const size = options.argumentChunkSize
-    chunks.push({ type: 'tool-call-delta', index, id, name: call.name, argumentsDelta: args.slice(0, size) })
+    yield { type: 'tool-call-delta', index, id, name: call.name, argumentsDelta: args.slice(0, size) }
     for (let at = size; at < args.length; at += size) {
-      chunks.push({ type: 'tool-call-delta', index, argumentsDelta: args.slice(at, at + size) })
+      yield { type: 'tool-call-delta', index, argumentsDelta: args.slice(at, at + size) }
     }
     index++
   }
 
-  if (r.throw !== undefined) return { chunks, error: thrown(r.throw) }
+  if (r.throw !== undefined) throw thrown(r.throw)
 
   const usage: TokenUsage | undefined = r.usage === false
     ? undefined
-    : r.usage ?? (options.usage ? estimateUsage(inputChars(), outputChars, reasoningChars) : undefined)
-  if (usage !== undefined) chunks.push({ type: 'usage', usage })
+    : r.usage ?? (options.usage ? estimateUsage(inputChars, outputChars, reasoningChars) : undefined)
+  if (usage !== undefined) yield { type: 'usage', usage }
 
-  if (r.noFinish) return { chunks }
+  if (r.noFinish) return
   let reason: FinishReason
   if (r.error !== undefined) reason = { kind: 'error', failure: r.error }
   else reason = { kind: r.finish ?? (calls.length > 0 ? 'tool-calls' : 'stop') }
-  chunks.push({ type: 'finish', reason })
-  return { chunks }
+  yield { type: 'finish', reason }
+}
+
+/** Chunks that end in a throw of `error` right away (a responder that failed). */
+export function* failing(error: unknown): Generator<StreamChunk, void, undefined> {
+  throw error
+}
+
+/** Every chunk of `chunks` at once, and what it throws after them: what a controlled call releases. */
+export function collectPlan(chunks: Iterator<StreamChunk, void, undefined>): Plan {
+  const out: StreamChunk[] = []
+  try {
+    for (let result = chunks.next(); !result.done; result = chunks.next()) out.push(result.value)
+  } catch (error) {
+    return { chunks: out, error }
+  }
+  return { chunks: out }
 }

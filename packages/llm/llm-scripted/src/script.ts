@@ -84,7 +84,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function isTextInput(value: unknown): boolean {
-  return typeof value === 'string' || (Array.isArray(value) && value.every((piece) => typeof piece === 'string'))
+  if (typeof value === 'string') return true
+  if (!Array.isArray(value)) return false
+  // A plain loop: a responder's reply is checked on every call, deltas and all.
+  for (let i = 0; i < value.length; i++) if (typeof value[i] !== 'string') return false
+  return true
 }
 
 function isFailure(value: unknown): value is LlmFailure {

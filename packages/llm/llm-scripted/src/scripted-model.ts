@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { GenerateOptions, LlmAdapter, LlmRequest, ModelInfo, StreamChunk } from '@deepseek-ai/dsh-llm'
-import { abortError, ControlledCall } from './controlled-call'
-import { planReply, type ChunkingOptions, type Plan } from './plan'
+import { ControlledCall } from './controlled-call'
+import { collectPlan, estimatesUsage, failing, replyChunks, type ChunkingOptions } from './plan'
+import { ReplyStream } from './reply-stream'
 import { checkScript, replyProblem, ScriptError, unfold, type Responder, type ScriptReply, type ScriptTurn } from './script'
 import { InputCounter } from './usage-estimate'
 
@@ -125,60 +125,60 @@ export class ScriptedModel implements LlmAdapter {
     if (control !== undefined) {
       this.controls.delete(callIndex)
       control.begin(request!, options.signal)
-      this.planFor(reply, options, callIndex).then(
-        (plan) => control.setPlan(plan),
+      let answered: Promise<Iterator<StreamChunk, void, undefined>>
+      try {
+        answered = Promise.resolve(this.answer(reply, options, callIndex))
+      } catch (error) {
+        answered = Promise.reject(error)
+      }
+      answered.then(
+        (chunks) => control.setPlan(collectPlan(chunks)),
         (error: unknown) => control.setPlan({ chunks: [], error }),
       )
       return control.run()
     }
-    if (reply !== undefined) return this.play(this.plan(reply, options, callIndex), options.signal)
-    if (this.respond === undefined) return this.play(this.exhausted(callIndex), options.signal)
-    // A synchronous responder streams without the extra async layer of the promise path.
-    let answer: ReturnType<Responder>
+    let chunks: Iterator<StreamChunk, void, undefined> | Promise<Iterator<StreamChunk, void, undefined>>
     try {
-      answer = this.respond(options, callIndex)
-      if (!(answer instanceof Promise)) return this.play(this.checked(answer, options, callIndex), options.signal)
+      chunks = this.answer(reply, options, callIndex)
     } catch (error) {
-      return this.play({ chunks: [], error }, options.signal)
+      chunks = failing(error)
     }
-    return this.respondAndPlay(answer, options, callIndex)
+    return new ReplyStream(chunks, options.signal, this.chunkDelayMs)
   }
 
-  private plan(reply: string | ScriptReply, options: GenerateOptions, callIndex: number): Plan {
-    return planReply(reply, callIndex, () => this.input.chars(options), this.chunking)
-  }
-
-  private async planFor(reply: string | ScriptReply | undefined, options: GenerateOptions, callIndex: number): Promise<Plan> {
-    if (reply !== undefined) return this.plan(reply, options, callIndex)
+  /**
+   * The chunks of call `callIndex`: its scripted reply, else the responder's
+   * (checked; a promise when the responder answers with one), else the
+   * exhausted-script error. Throws what a synchronous responder throws.
+   */
+  private answer(
+    reply: string | ScriptReply | undefined,
+    options: GenerateOptions,
+    callIndex: number,
+  ): Iterator<StreamChunk, void, undefined> | Promise<Iterator<StreamChunk, void, undefined>> {
+    if (reply !== undefined) return this.chunksOf(reply, options, callIndex)
     if (this.respond === undefined) return this.exhausted(callIndex)
-    return this.checked(await this.respond(options, callIndex), options, callIndex)
+    const answer = this.respond(options, callIndex)
+    if (answer instanceof Promise) return answer.then((settled) => this.checked(settled, options, callIndex))
+    return this.checked(answer, options, callIndex)
   }
 
-  /** Plans a responder's reply; throws `INVALID_SCRIPT` for a bad one. */
-  private checked(answer: string | ScriptReply, options: GenerateOptions, callIndex: number): Plan {
+  private chunksOf(reply: string | ScriptReply, options: GenerateOptions, callIndex: number): Iterator<StreamChunk, void, undefined> {
+    // Counted at receipt, like the request record: the history may grow while the call streams.
+    const inputChars = estimatesUsage(reply, this.chunking) ? this.input.chars(options) : 0
+    return replyChunks(reply, callIndex, inputChars, this.chunking)
+  }
+
+  /** The chunks of a responder's reply; throws `INVALID_SCRIPT` for a bad one. */
+  private checked(answer: string | ScriptReply, options: GenerateOptions, callIndex: number): Iterator<StreamChunk, void, undefined> {
     const problem = replyProblem(answer, `the responder's reply to call #${callIndex}`, false)
     if (problem) throw new ScriptError('INVALID_SCRIPT', problem)
-    return this.plan(answer, options, callIndex)
+    return this.chunksOf(answer, options, callIndex)
   }
 
-  private exhausted(callIndex: number): Plan {
+  private exhausted(callIndex: number): Iterator<StreamChunk, void, undefined> {
     const message = `the scripted model has no reply for call #${callIndex}: its script had ${this.replies.length} replies and no responder is set; add turns (script, enqueue()) or set respond`
-    return { chunks: [{ type: 'finish', reason: { kind: 'error', failure: { code: 'BAD_REQUEST', message } } }] }
-  }
-
-  private async *respondAndPlay(answer: Promise<string | ScriptReply>, options: GenerateOptions, callIndex: number): AsyncGenerator<StreamChunk, void, undefined> {
-    yield* this.play(this.checked(await answer, options, callIndex), options.signal)
-  }
-
-  private async *play(plan: Plan, signal: AbortSignal | undefined): AsyncGenerator<StreamChunk, void, undefined> {
-    const delay = this.chunkDelayMs
-    const chunks = plan.chunks
-    for (let i = 0; i < chunks.length; i++) {
-      if (delay > 0) await sleep(delay, undefined, { signal })
-      if (signal !== undefined && signal.aborted) throw abortError(signal)
-      yield chunks[i]!
-    }
-    if ('error' in plan) throw plan.error
+    return [{ type: 'finish', reason: { kind: 'error', failure: { code: 'BAD_REQUEST', message } } } satisfies StreamChunk][Symbol.iterator]()
   }
 }
 

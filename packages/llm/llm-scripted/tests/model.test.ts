@@ -1,8 +1,8 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import LlmService, { assemble, createUserMessage, type LlmRequest, type Message } from '@deepseek-ai/dsh-llm'
+import LlmService, { assemble, createUserMessage, type LlmRequest, type Message, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import ScriptedPlugin, { Config, ScriptedModel } from '@deepseek-ai/dsh-llm-scripted'
-import { collect, mounted, options, stop } from './helpers'
+import { collect, drain, mounted, options, stop } from './helpers'
 
 describe('recording', () => {
   it('records a copy of every request at receipt: a history that grows later does not change it', async () => {
@@ -99,6 +99,67 @@ describe('programmable mode', () => {
           failure: { code: 'UNKNOWN', message: "the responder's reply to call #1 has an unknown field \"answer\" (a responder answers one call at a time)" },
         },
       },
+    ])
+  })
+})
+
+describe('the scripted stream, pulled directly', () => {
+  const text = (t: string): StreamChunk => ({ type: 'text-delta', index: 0, text: t })
+  const done = { done: true, value: undefined }
+
+  it('return() ends it: later pulls are done', async () => {
+    const model = new ScriptedModel({ script: ['one two three'], usage: false })
+    const iterator = model.stream(options())[Symbol.asyncIterator]()
+    const first = await iterator.next()
+    expect([first, await iterator.return!(), await iterator.next()]).toEqual([{ done: false, value: text('one') }, done, done])
+  })
+
+  it('an abort before a pull throws the signal reason from that pull, and the stream is over', async () => {
+    const controller = new AbortController()
+    const model = new ScriptedModel({ script: ['one two'], usage: false })
+    const iterator = model.stream(options(undefined, { signal: controller.signal }))[Symbol.asyncIterator]()
+    const first = await iterator.next()
+    controller.abort(new Error('stop now'))
+    const error = await iterator.next().catch((e: unknown) => e)
+    expect([first, (error as Error).message, await iterator.next()]).toEqual([{ done: false, value: text('one') }, 'stop now', done])
+  })
+
+  it('pulls made before an asynchronous responder answers are answered in order', async () => {
+    let answer!: (reply: string) => void
+    const model = new ScriptedModel({ respond: () => new Promise<string>((resolve) => (answer = resolve)), usage: false })
+    const iterator = model.stream(options())[Symbol.asyncIterator]()
+    const pulls = [iterator.next(), iterator.next(), iterator.next(), iterator.next()]
+    answer('a b')
+    expect(await Promise.all(pulls)).toEqual([
+      { done: false, value: text('a') },
+      { done: false, value: text(' b') },
+      { done: false, value: stop },
+      done,
+    ])
+  })
+
+  it('an asynchronous responder that rejects fails the first pull', async () => {
+    const model = new ScriptedModel({ respond: () => Promise.reject(new Error('responder down')) })
+    expect(await drain(model.stream(options()))).toEqual({ chunks: [], error: new Error('responder down') })
+  })
+
+  it('with chunkDelayMs, return() during the delay settles the pending pull as done', async () => {
+    const model = new ScriptedModel({ script: ['one two'], chunkDelayMs: 1, usage: false })
+    const iterator = model.stream(options())[Symbol.asyncIterator]()
+    const pending = iterator.next()
+    await iterator.return!()
+    expect(await pending).toEqual(done)
+  })
+
+  it('counts the input for the usage estimate when the call starts, not when the usage chunk is pulled', async () => {
+    const model = new ScriptedModel({ script: ['ok'] })
+    const history: Message[] = [createUserMessage('12345678')]
+    const iterator = model.stream(options(history))[Symbol.asyncIterator]()
+    const first = await iterator.next()
+    history.push(createUserMessage('a much longer message that arrived later'))
+    expect([first, await iterator.next()]).toEqual([
+      { done: false, value: text('ok') },
+      { done: false, value: { type: 'usage', usage: { inputTokens: 2, outputTokens: 1 } } },
     ])
   })
 })

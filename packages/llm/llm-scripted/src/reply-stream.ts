@@ -1,0 +1,102 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { StreamChunk } from '@deepseek-ai/dsh-llm'
+import { abortError } from './controlled-call'
+import { failing } from './plan'
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+/**
+ * What a `ScriptedModel` call returns: the reply's chunks (a synchronous
+ * iterator, see `replyChunks`), pulled one per `next()`, as an
+ * `AsyncIterableIterator`.
+ *
+ * - Before each chunk, an aborted `signal` ends the stream with a throw of
+ *   its reason, like `fetch`; a throw of the chunk iterator (a scripted
+ *   `throw`) is thrown from that `next()`. Either way the stream is over.
+ * - With `delayMs > 0` each pull first waits that long (the wait itself ends
+ *   at once when the signal aborts); with `0` no timer is touched.
+ * - `chunks` may arrive later (an asynchronous responder): pulls wait for it
+ *   in order; a rejection becomes the first pull's throw.
+ *
+ * A pull with no delay costs one resolved promise around the iterator's own
+ * result object: no async generator frame, no awaits.
+ */
+export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
+  private chunks: Iterator<StreamChunk, void, undefined> | undefined
+  private pending: Promise<void> | undefined
+  private done = false
+
+  constructor(
+    chunks: Iterator<StreamChunk, void, undefined> | Promise<Iterator<StreamChunk, void, undefined>>,
+    private readonly signal: AbortSignal | undefined,
+    private readonly delayMs: number,
+  ) {
+    if (chunks instanceof Promise) {
+      this.pending = chunks.then(
+        (iterator) => {
+          this.chunks = iterator
+          this.pending = undefined
+        },
+        (error: unknown) => {
+          this.chunks = failing(error)
+          this.pending = undefined
+        },
+      )
+    } else {
+      this.chunks = chunks
+    }
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  next(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.pending !== undefined) return this.pending.then(() => this.delayed())
+    return this.delayed()
+  }
+
+  return(): Promise<IteratorResult<StreamChunk, undefined>> {
+    this.done = true
+    return Promise.resolve(DONE)
+  }
+
+  private delayed(): Promise<IteratorResult<StreamChunk, undefined>> {
+    if (this.delayMs > 0 && !this.done) {
+      return sleep(this.delayMs, undefined, { signal: this.signal }).then(
+        () => this.pull(),
+        (error: unknown) => {
+          this.done = true
+          throw error
+        },
+      )
+    }
+    try {
+      return Promise.resolve(this.pull())
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  /** The next chunk's result; throws the abort or the reply's throw (and the stream is over). */
+  private pull(): IteratorResult<StreamChunk, undefined> {
+    if (this.done) return DONE
+    const signal = this.signal
+    if (signal !== undefined && signal.aborted) {
+      this.done = true
+      throw abortError(signal)
+    }
+    let result: IteratorResult<StreamChunk, void>
+    try {
+      result = this.chunks!.next()
+    } catch (error) {
+      this.done = true
+      throw error
+    }
+    if (result.done) {
+      this.done = true
+      return DONE
+    }
+    return result
+  }
+}
