@@ -196,6 +196,8 @@ export class AgentLoop extends Service implements AgentFactory {
   }
 
   private start(record: AgentRecord, source: SessionStartSource): void {
+    // Torn down already (its owner went away during the created notification): it never starts.
+    if (record.agent.disposing) return
     record.agent.events.emit('agent/session-start', source)
     record.agent.started = true
     record.agent.kick()

@@ -209,6 +209,33 @@ describe('identity and teardown (R-LIFE-4…6)', () => {
     expect(log).toEqual(['session/created a', 'agent/created a', 'agent/session-start a startup'])
   })
 
+  it('R-LIFE-4: an owner disposed during the created notification tears down after the dispatch unwinds, keeping created/disposed paired; the agent never starts', async () => {
+    const { root } = await spine()
+    const log = lifecycleLog(root)
+    let owner!: ReturnType<Context['plugin']>
+    let disposing: Promise<void> | undefined
+    root.on('agent/created', () => {
+      disposing ??= owner.dispose()
+      log.push('listener disposed the owner')
+    })
+    root.on('agent/created', () => void log.push('later created listener'))
+    let created: Promise<unknown> | undefined
+    owner = root.plugin({ inject: ['agents'], apply: (ctx: Context) => void (created = ctx.agents.create({ sessionId: id, agentOptions: opts })) })
+    await owner
+    await Promise.allSettled([created])
+    await disposing
+    expect(log).toEqual([
+      'session/created a',
+      'agent/created a',
+      'listener disposed the owner',
+      'later created listener',
+      'agent/disposed a',
+      'session/disposed a',
+    ])
+    expect(root.agents.get(id)).toBeUndefined()
+    expect(root.sessions.get(id)).toBeUndefined()
+  })
+
   it('teardown order: drain, agent/disposed, session/disposed, then the scope is revoked; dispose is memoized', async () => {
     const { root, model } = await spine({ model: { script: ['x'] } })
     const log = lifecycleLog(root)
