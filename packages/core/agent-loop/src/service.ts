@@ -16,7 +16,7 @@ import { scoped } from '@deepseek-ai/dsh-scope'
 import { SessionId, type Session } from '@deepseek-ai/dsh-session'
 import { ReactLoopAgent, type LoopEnvironment } from './agent'
 import { AgentLoopConfig, type ConfigAgent } from './config'
-import { Context, Service, symbols } from './cordis'
+import { Context, Service, symbols, type Fiber } from './cordis'
 
 declare module 'cordis' {
   interface Context {
@@ -196,8 +196,6 @@ export class AgentLoop extends Service implements AgentFactory {
   }
 
   private start(record: AgentRecord, source: SessionStartSource): void {
-    // Torn down already (its owner went away during the created notification): it never starts.
-    if (record.agent.disposing) return
     record.agent.events.emit('agent/session-start', source)
     record.agent.started = true
     record.agent.kick()
@@ -211,6 +209,7 @@ export class AgentLoop extends Service implements AgentFactory {
     let detachSession: (() => void) | undefined
     let detachAgent: (() => void) | undefined
     let unbindOwner: (() => void) | undefined
+    let ownerFiber: Fiber | undefined
     let closing: Promise<void> | undefined
     let finishing: Promise<void> | undefined
 
@@ -251,6 +250,7 @@ export class AgentLoop extends Service implements AgentFactory {
       bindOwner(owner: Context) {
         const unbind = owner.effect(() => () => handle.dispose(), `agent(${session.id}) owner`)
         unbindOwner = () => void unbind()
+        ownerFiber = owner.fiber
       },
       publish() {
         detachSession = env.sessions.enter(session)
@@ -264,6 +264,11 @@ export class AgentLoop extends Service implements AgentFactory {
           detachSession = undefined
           detach()
           throw error
+        }
+        // A created listener may have disposed the owner (or the agent): the publication stands
+        // (created was announced), and the caller's rollback now tears it down, paired.
+        if (ownerFiber?.uid === null || agent.disposing) {
+          throw new AgentError('ABORTED', `agent ${session.id} lost its owner while it was being announced`)
         }
       },
     }

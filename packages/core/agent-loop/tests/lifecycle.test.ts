@@ -209,7 +209,7 @@ describe('identity and teardown (R-LIFE-4…6)', () => {
     expect(log).toEqual(['session/created a', 'agent/created a', 'agent/session-start a startup'])
   })
 
-  it('R-LIFE-4: an owner disposed during the created notification tears down after the dispatch unwinds, keeping created/disposed paired; the agent never starts', async () => {
+  it('R-LIFE-4: an owner disposed during the created notification tears down after the dispatch unwinds, keeping created/disposed paired; the agent never starts and create rejects', async () => {
     const { root } = await spine()
     const log = lifecycleLog(root)
     let owner!: ReturnType<Context['plugin']>
@@ -222,7 +222,7 @@ describe('identity and teardown (R-LIFE-4…6)', () => {
     let created: Promise<unknown> | undefined
     owner = root.plugin({ inject: ['agents'], apply: (ctx: Context) => void (created = ctx.agents.create({ sessionId: id, agentOptions: opts })) })
     await owner
-    await Promise.allSettled([created])
+    await expect(created).rejects.toMatchObject({ code: 'ABORTED' })
     await disposing
     expect(log).toEqual([
       'session/created a',
