@@ -72,3 +72,33 @@ describe('a turn (R-LOOP-1…5)', () => {
     expect(transcript(model.requests[1]!.messages)).toEqual(['user: first', 'assistant: one', 'user: second'])
   })
 })
+
+describe('the request header (R-LOOP-2, R-LOOP-3)', () => {
+  it('is logged before dispatch only when the effective config, system text or tools change', async () => {
+    const { agent, root, model } = await spine({
+      tools: [echo],
+      model: { script: ['one', 'two', 'three', 'four'], models: [{ id: 'test-model', reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'low' }] },
+    })
+    let effort: string | undefined
+    root.on('agent/request', async (_a, _t, _s, _c, _signal, next) => ({ ...(await next()), ...(effort ? { reasoningEffort: effort } : {}) }))
+    const a = await agent()
+    const headers = () =>
+      a.session.events.flatMap((event) => (event.type === 'request/header' ? [`${event.data.reason} ${event.data.reasoningEffort} ${event.data.tools.length} tools`] : []))
+    a.followup('one')
+    await a.whenIdle()
+    a.followup('two')
+    await a.whenIdle()
+    expect(headers()).toEqual(['initial low 1 tools'])
+    effort = 'high'
+    a.followup('three')
+    await a.whenIdle()
+    root.systemPrompt.section({ name: 'house-rules', order: 50, text: 'Answer in French.' })
+    a.followup('four')
+    await a.whenIdle()
+    expect(headers()).toEqual(['initial low 1 tools', 'change high 1 tools', 'change high 1 tools'])
+    const last = a.session.events.filter((event) => event.type === 'request/header').at(-1)!
+    expect(last.type === 'request/header' && last.data.system).toBe(model.requests[3]!.system)
+    expect(model.requests[3]!.system).toContain('Answer in French.')
+    expect(model.requests.map((request) => request.reasoningEffort)).toEqual(['low', 'low', 'high', 'high'])
+  })
+})
