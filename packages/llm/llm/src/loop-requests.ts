@@ -23,10 +23,16 @@ export interface LoopRequestEntry {
   readonly meta: LoopRequestMeta
 }
 
-/** A session's marked requests, oldest first: weak references and their metas, side by side. */
+/**
+ * A session's marked requests, oldest first, with their metas side by side.
+ * Entries from `weakFrom` on were marked in the current job and are held
+ * directly; older ones through `WeakRef`s (see `LoopRequestSet`).
+ */
 interface SessionSlots {
-  refs: WeakRef<LlmRequest>[]
+  requests: Array<LlmRequest | WeakRef<LlmRequest>>
   metas: LoopRequestMeta[]
+  /** Entries before this index are `WeakRef`s. */
+  weakFrom: number
   /** The length at which the next sweep of collected requests runs. */
   sweepAt: number
 }
@@ -38,9 +44,14 @@ interface SessionSlots {
  * whose request was collected disappears. Nothing is copied, frozen or
  * mutated: `request.messages` may be a session's live history array.
  *
- * Marking is on the loop's per-step path: one `WeakMap` entry, one `WeakRef`
- * and a frozen copy of the meta, with no per-mark slot object; collected
- * entries are swept in place, amortized O(1) per mark.
+ * Marking is on the loop's per-step path, so a mark costs one `WeakMap`
+ * entry and a frozen copy of the meta; the `WeakRef` is made later. A
+ * `WeakRef` keeps its target alive until the current job (macrotask) ends
+ * anyway, so the set holds requests marked in the current job directly and
+ * turns them into `WeakRef`s from a `setImmediate` after it: the same
+ * lifetime, without a `WeakRef` per mark on the hot path, and none at all
+ * for the requests the companion consumes (`forget`) within the job.
+ * Collected entries are swept in place, amortized O(1) per mark.
  */
 class LoopRequestSet {
   private readonly marked = new WeakMap<object, LoopRequestMeta>()
@@ -48,6 +59,9 @@ class LoopRequestSet {
   /** The session marked last, to skip the map lookup for consecutive marks of one session. */
   private lastId: string | undefined
   private last: SessionSlots | undefined
+  /** Sessions holding requests directly, weakened by the pending `setImmediate`. */
+  private readonly direct = new Set<SessionSlots>()
+  private weakening = false
 
   mark(request: LlmRequest, meta: LoopRequestMeta): void {
     if (request === null || typeof request !== 'object' || !Array.isArray(request.messages)) {
@@ -59,9 +73,14 @@ class LoopRequestSet {
     }
     this.marked.set(request, checked)
     const slots = this.slotsOf(checked.sessionId)
-    slots.refs.push(new WeakRef(request))
+    slots.requests.push(request)
     slots.metas.push(checked)
-    if (slots.refs.length >= slots.sweepAt) sweep(slots)
+    if (slots.requests.length >= slots.sweepAt) sweep(slots)
+    this.direct.add(slots)
+    if (!this.weakening) {
+      this.weakening = true
+      setImmediate(() => this.weaken()).unref()
+    }
   }
 
   has(request: unknown): boolean {
@@ -72,10 +91,10 @@ class LoopRequestSet {
     const slots = this.sessions.get(sessionId)
     if (!slots) return
     // A snapshot, so marking during iteration neither skips nor repeats entries.
-    const refs = slots.refs.slice()
+    const requests = slots.requests.slice()
     const metas = slots.metas.slice()
-    for (let i = 0; i < refs.length; i++) {
-      const request = refs[i]!.deref()
+    for (let i = 0; i < requests.length; i++) {
+      const request = held(requests[i]!)
       if (request !== undefined && this.marked.get(request) === metas[i]) yield { request, meta: metas[i]! }
     }
   }
@@ -84,9 +103,10 @@ class LoopRequestSet {
     const slots = this.sessions.get(sessionId)
     if (!slots) return
     this.sessions.delete(sessionId)
+    this.direct.delete(slots)
     if (this.lastId === sessionId) this.lastId = this.last = undefined
-    for (let i = 0; i < slots.refs.length; i++) {
-      const request = slots.refs[i]!.deref()
+    for (let i = 0; i < slots.requests.length; i++) {
+      const request = held(slots.requests[i]!)
       if (request !== undefined && this.marked.get(request) === slots.metas[i]) this.marked.delete(request)
     }
   }
@@ -94,25 +114,49 @@ class LoopRequestSet {
   private slotsOf(sessionId: string): SessionSlots {
     if (this.lastId === sessionId) return this.last!
     let slots = this.sessions.get(sessionId)
-    if (!slots) this.sessions.set(sessionId, (slots = { refs: [], metas: [], sweepAt: 64 }))
+    if (!slots) this.sessions.set(sessionId, (slots = { requests: [], metas: [], weakFrom: 0, sweepAt: 64 }))
     this.lastId = sessionId
     this.last = slots
     return slots
   }
+
+  /** After the job that marked them: the requests held directly become `WeakRef`s. */
+  private weaken(): void {
+    this.weakening = false
+    for (const slots of this.direct) {
+      const requests = slots.requests
+      for (let i = slots.weakFrom; i < requests.length; i++) {
+        const entry = requests[i]!
+        if (!(entry instanceof WeakRef)) requests[i] = new WeakRef(entry)
+      }
+      slots.weakFrom = requests.length
+    }
+    this.direct.clear()
+  }
+}
+
+/** The request of an entry, or `undefined` once it was collected. */
+function held(entry: LlmRequest | WeakRef<LlmRequest>): LlmRequest | undefined {
+  return entry instanceof WeakRef ? entry.deref() : entry
 }
 
 /** Drops the entries whose request was collected, in place; the list stays proportional to the live requests. */
 function sweep(slots: SessionSlots): void {
-  const { refs, metas } = slots
+  const { requests, metas } = slots
   let kept = 0
-  for (let i = 0; i < refs.length; i++) {
-    if (refs[i]!.deref() === undefined) continue
-    refs[kept] = refs[i]!
+  let weakFrom = 0
+  for (let i = 0; i < requests.length; i++) {
+    if (i === slots.weakFrom) weakFrom = kept
+    const entry = requests[i]!
+    if (held(entry) === undefined) continue
+    requests[kept] = entry
     metas[kept] = metas[i]!
     kept++
   }
-  refs.length = kept
+  if (slots.weakFrom >= requests.length) weakFrom = kept
+  requests.length = kept
   metas.length = kept
+  slots.weakFrom = weakFrom
   slots.sweepAt = Math.max(64, kept * 2)
 }
 

@@ -109,6 +109,31 @@ describe('loop request identity set', () => {
     expect(isLoopRequest(a)).toBe(false)
   })
 
+  it('holds requests weakly across jobs: entries marked before and after a job boundary, swept or not, list in order', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const session = freshSession()
+    const kept: LlmRequest[] = []
+    const markSteps = (from: number, to: number) => {
+      for (let step = from; step <= to; step++) {
+        const r = request()
+        if (step % 10 === 0) kept.push(r)
+        markLoopRequest(r, meta(session, step))
+      }
+    }
+    markSteps(1, 40)
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+    // 40 older entries (now weak, mostly collected) and 50 new ones: the sweep at 64 runs over both.
+    markSteps(41, 90)
+    const steps = [...loopRequests(session)].map((e) => e.meta.step)
+    expect(steps).toEqual([10, 20, 30, 40, ...Array.from({ length: 50 }, (_, i) => 41 + i)])
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+    expect([...loopRequests(session)].map((e) => e.request)).toEqual(kept)
+    expect([...loopRequests(session)].map((e) => e.meta.step)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90])
+  })
+
   it('holds requests weakly: a collected request leaves the set', async () => {
     setFlagsFromString('--expose-gc')
     const gc = runInNewContext('gc') as () => void
