@@ -19,12 +19,13 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
  *   in order; a rejection becomes the first pull's throw.
  *
  * A pull with no delay costs one resolved promise around the iterator's own
- * result object: no async generator frame, no awaits.
+ * result object: no async generator frame, no awaits. `InstantReplyStream`
+ * also hands the chunks over synchronously.
  */
 export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   private chunks: Iterator<StreamChunk, void, undefined> | undefined
   private pending: Promise<void> | undefined
-  private done = false
+  protected done = false
 
   constructor(
     chunks: Iterator<StreamChunk, void, undefined> | Promise<Iterator<StreamChunk, void, undefined>>,
@@ -79,7 +80,7 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   }
 
   /** The next chunk's result; throws the abort or the reply's throw (and the stream is over). */
-  private pull(): IteratorResult<StreamChunk, undefined> {
+  protected pull(): IteratorResult<StreamChunk, undefined> {
     if (this.done) return DONE
     const signal = this.signal
     if (signal !== undefined && signal.aborted) {
@@ -98,5 +99,41 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
       return DONE
     }
     return result
+  }
+}
+
+/**
+ * A `ReplyStream` whose chunks are at hand and stream without delay. It is
+ * also a synchronous `Iterable`, which `ctx.llm` pulls directly (one chunk
+ * per consumer `next()`, see dsh-llm's `LlmAdapter`): the same chunks, the
+ * same abort check before each, one promise per chunk fewer.
+ */
+export class InstantReplyStream extends ReplyStream implements Iterable<StreamChunk> {
+  [Symbol.iterator](): Iterator<StreamChunk, undefined> {
+    return new InstantChunks(this)
+  }
+
+  /** @internal The synchronous view's pull. */
+  pullNow(): IteratorResult<StreamChunk, undefined> {
+    return this.pull()
+  }
+
+  /** @internal The synchronous view's `return()`. */
+  stop(): IteratorResult<StreamChunk, undefined> {
+    this.done = true
+    return DONE
+  }
+}
+
+/** The synchronous iterator of an `InstantReplyStream` (a class: no closures per call). */
+class InstantChunks implements Iterator<StreamChunk, undefined> {
+  constructor(private readonly stream: InstantReplyStream) {}
+
+  next(): IteratorResult<StreamChunk, undefined> {
+    return this.stream.pullNow()
+  }
+
+  return(): IteratorResult<StreamChunk, undefined> {
+    return this.stream.stop()
   }
 }

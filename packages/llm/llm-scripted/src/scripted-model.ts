@@ -1,7 +1,7 @@
 import type { GenerateOptions, LlmAdapter, LlmRequest, ModelInfo, StreamChunk } from '@deepseek-ai/dsh-llm'
 import { ControlledCall } from './controlled-call'
 import { collectPlan, estimatesUsage, failing, replyChunks, type ChunkingOptions } from './plan'
-import { ReplyStream } from './reply-stream'
+import { InstantReplyStream, ReplyStream } from './reply-stream'
 import { checkScript, replyProblem, ScriptError, unfold, type Responder, type ScriptReply, type ScriptTurn } from './script'
 import { InputCounter } from './usage-estimate'
 
@@ -143,7 +143,8 @@ export class ScriptedModel implements LlmAdapter {
     } catch (error) {
       chunks = failing(error)
     }
-    return new ReplyStream(chunks, options.signal, this.chunkDelayMs)
+    if (this.chunkDelayMs > 0 || chunks instanceof Promise) return new ReplyStream(chunks, options.signal, this.chunkDelayMs)
+    return new InstantReplyStream(chunks, options.signal, 0)
   }
 
   /**

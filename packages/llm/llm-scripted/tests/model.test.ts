@@ -151,6 +151,27 @@ describe('the scripted stream, pulled directly', () => {
     expect(await pending).toEqual(done)
   })
 
+  it('a reply at hand without delay is also a synchronous Iterable (the in-memory fast path of dsh-llm); a delayed or awaited one is not', async () => {
+    const instant = new ScriptedModel({ script: ['a b'], usage: false }).stream(options())
+    const delayed = new ScriptedModel({ script: ['a'], chunkDelayMs: 1 }).stream(options())
+    const awaited = new ScriptedModel({ respond: () => Promise.resolve('a') }).stream(options())
+    const isIterable = (value: object) => typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function'
+    expect([isIterable(instant), isIterable(delayed), isIterable(awaited)]).toEqual([true, false, false])
+    const iterator = (instant as unknown as Iterable<StreamChunk>)[Symbol.iterator]()
+    expect([iterator.next(), iterator.return!(), iterator.next()]).toEqual([{ done: false, value: text('a') }, done, done])
+  })
+
+  it('through ctx.llm, an abort between chunks of an instant reply ends the call at once', async () => {
+    const controller = new AbortController()
+    const root = await mounted(new ScriptedModel({ script: ['one two three'] }))
+    const seen: StreamChunk[] = []
+    for await (const chunk of root.llm.stream(options(undefined, { signal: controller.signal }))) {
+      seen.push(chunk)
+      controller.abort()
+    }
+    expect(seen).toEqual([text('one'), { type: 'finish', reason: { kind: 'aborted' } }])
+  })
+
   it('counts the input for the usage estimate when the call starts, not when the usage chunk is pulled', async () => {
     const model = new ScriptedModel({ script: ['ok'] })
     const history: Message[] = [createUserMessage('12345678')]

@@ -64,6 +64,14 @@ export type LlmRequest = Omit<GenerateOptions, 'signal'>
  * the iterator), `ctx.llm` classifies the throw into such a chunk. It must stop
  * promptly when `signal` aborts. It must never put credentials in a failure
  * message.
+ *
+ * In-memory fast path: when the object `stream` returns is also a synchronous
+ * `Iterable<StreamChunk>` (it has `[Symbol.iterator]` as well), `ctx.llm`
+ * pulls that iterator instead, one chunk per consumer `next()`, without
+ * awaiting it: one promise per chunk instead of two. For adapters whose chunks
+ * are already at hand (a scripted model, a replay cache); its `next()` must
+ * never block. Everything else holds as for the asynchronous iterator: a throw
+ * is classified, `return()` is called when the stream stops early.
  */
 export interface LlmAdapter {
   stream(options: GenerateOptions): AsyncIterable<StreamChunk>

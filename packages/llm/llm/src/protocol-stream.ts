@@ -38,12 +38,16 @@ export interface StreamSource {
  * with one `.then` whose handlers (bound once per stream) apply the checks
  * above synchronously. No async function or generator frame sits in between:
  * with promise hooks on (any `AsyncLocalStorage` on Node 20), every promise a
- * chunk crosses is paid for.
+ * chunk crosses is paid for. A source that is also a synchronous `Iterable`
+ * (the in-memory fast path of `LlmAdapter`) is pulled directly: the checked
+ * result is the one promise per chunk.
  */
 export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   private state = IDLE
   private chunks = 0
-  private inner: AsyncIterator<StreamChunk> | undefined
+  /** The source's iterator: asynchronous, or synchronous when `sync` (the in-memory fast path of `LlmAdapter`). */
+  private inner: AsyncIterator<StreamChunk> | Iterator<StreamChunk> | undefined
+  private sync = false
   /** The `.then` handlers of every pull, made once per stream. */
   private readonly onResult: (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>
   private readonly onError: (error: unknown) => IteratorResult<StreamChunk, undefined>
@@ -64,12 +68,13 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
 
   next(): Promise<IteratorResult<StreamChunk, undefined>> {
     if (this.state === STREAMING) {
-      let pending: Promise<IteratorResult<StreamChunk>>
+      let pending: Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk>
       try {
         pending = this.inner!.next()
       } catch (error) {
         return settle(this.onError, error)
       }
+      if (this.sync) return settle(this.onResult, pending as IteratorResult<StreamChunk>)
       // A source that breaks the protocol by answering with a plain result still works.
       if (!(pending instanceof Promise)) pending = Promise.resolve(pending)
       return pending.then(this.onResult, this.onError)
@@ -107,7 +112,9 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
           message: `the model stream for ${this.source.route} is not an AsyncIterable`,
         })
       }
-      this.inner = iterable[Symbol.asyncIterator]()
+      // An in-memory source is pulled synchronously: one resolved promise per chunk instead of two.
+      this.sync = typeof (iterable as Partial<Iterable<StreamChunk>>)[Symbol.iterator] === 'function'
+      this.inner = this.sync ? (iterable as unknown as Iterable<StreamChunk>)[Symbol.iterator]() : iterable[Symbol.asyncIterator]()
     } catch (error) {
       return settle(this.onError, error)
     }
@@ -178,10 +185,10 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   }
 }
 
-/** `handle(error)` as a promise: its result, or its throw as a rejection. */
-function settle(handle: (error: unknown) => IteratorResult<StreamChunk, undefined>, error: unknown): Promise<IteratorResult<StreamChunk, undefined>> {
+/** `handle(value)` as a promise: its result, or its throw as a rejection. */
+function settle<T>(handle: (value: T) => IteratorResult<StreamChunk, undefined>, value: T): Promise<IteratorResult<StreamChunk, undefined>> {
   try {
-    return Promise.resolve(handle(error))
+    return Promise.resolve(handle(value))
   } catch (thrown) {
     return Promise.reject(thrown)
   }

@@ -199,6 +199,81 @@ describe('the protocol guard on hand-written adapter iterators', () => {
   })
 })
 
+describe('the in-memory fast path (an adapter stream that is also a synchronous Iterable)', () => {
+  /** A source with both protocols whose asynchronous side must never be used. */
+  function inMemoryAdapter(next: () => IteratorResult<StreamChunk>): LlmAdapter & { returned: number } {
+    const adapter = {
+      returned: 0,
+      stream: () => ({
+        [Symbol.asyncIterator]: () => {
+          throw new Error('the asynchronous iterator was used')
+        },
+        [Symbol.iterator]: () => ({
+          next,
+          return: () => {
+            adapter.returned++
+            return { done: true, value: undefined }
+          },
+        }),
+      }),
+    }
+    return adapter as unknown as LlmAdapter & { returned: number }
+  }
+
+  function chunksOf(chunks: StreamChunk[]): () => IteratorResult<StreamChunk> {
+    let at = 0
+    return () => (at < chunks.length ? { done: false, value: chunks[at++]! } : { done: true, value: undefined })
+  }
+
+  it('pulls the synchronous iterator, one chunk per next(), and stops it after finish', async () => {
+    const adapter = inMemoryAdapter(chunksOf([hello, stop, hello]))
+    expect(await collect(await streamWith(adapter))).toEqual([hello, stop])
+    expect(adapter.returned).toBe(1)
+  })
+
+  it('holds it to the protocol like any source: a missing finish is synthesized', async () => {
+    expect(await collect(await streamWith(inMemoryAdapter(chunksOf([hello]))))).toEqual([
+      hello,
+      errorFinish('TRANSPORT', 'the model stream for p/m ended after 1 chunk(s) without a finish chunk; the connection was probably cut'),
+    ])
+  })
+
+  it('classifies a throw of its next()', async () => {
+    let at = 0
+    const adapter = inMemoryAdapter(() => {
+      if (at++ === 0) return { done: false, value: hello }
+      throw new LlmError({ code: 'RATE_LIMIT', message: 'slow down' })
+    })
+    expect(await collect(await streamWith(adapter))).toEqual([hello, errorFinish('RATE_LIMIT', 'slow down')])
+    expect(adapter.returned).toBe(0)
+  })
+
+  it('an abort by the consumer ends it at the next pull and stops the source', async () => {
+    const controller = new AbortController()
+    const adapter = inMemoryAdapter(chunksOf([hello, hello, stop]))
+    const seen: StreamChunk[] = []
+    for await (const chunk of await streamWith(adapter, controller.signal)) {
+      seen.push(chunk)
+      controller.abort()
+    }
+    expect({ seen, returned: adapter.returned }).toEqual({ seen: [hello, { type: 'finish', reason: { kind: 'aborted' } }], returned: 1 })
+  })
+
+  it('an llm/stream listener sees it as an ordinary stream', async () => {
+    const root = await mountLlm()
+    root.llm.registerAdapter(['p'], inMemoryAdapter(chunksOf([hello, stop])))
+    const seen: StreamChunk[] = []
+    root.on('llm/stream', (_call, next) => (async function* () {
+      for await (const chunk of next()) {
+        seen.push(chunk)
+        yield chunk
+      }
+    })())
+    const out = await collect(root.llm.stream({ provider: 'p', model: 'm', messages: [] }))
+    expect({ seen, out }).toEqual({ seen: [hello, stop], out: [hello, stop] })
+  })
+})
+
 describe('llm/stream listeners are looked up at the first pull', () => {
   it('a listener registered after stream() but before the first next() wraps the call', async () => {
     const root = await mountLlm()
