@@ -21,6 +21,8 @@ export type {
   TurnTriggerMap,
 } from './types'
 export type { Session, SessionPosition } from './session'
+export { observeSessions } from './observers'
+export type { SessionObserveOptions, SessionObserver } from './observers'
 export { SessionError } from './errors'
 export type { SessionErrorCode, SessionErrorCodeMap, SessionErrorDetails } from './errors'
 export type { SessionProjection, SessionProjector } from './projection'

@@ -257,7 +257,8 @@ export const LogStructureInvariant = {
       if (found.length) report(found)
     })
 
-    ctx.on('session/event', (session, event) => {
+    // Observed without Cordis' tracing wrapper: this runs for every streamed chunk.
+    sessions.observe((session, event) => {
       const found: InvariantViolation[] = []
       if (disposed.has(session)) {
         found.push(violation(session, event.seq, event.type, 'published after session/disposed'))

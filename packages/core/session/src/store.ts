@@ -2,6 +2,7 @@ import Schema from 'schemastery'
 import { untraced } from '@deepseek-ai/dsh-scope'
 import { Context, Service } from './cordis'
 import type { EventTypeInfo, EventTypeOptions } from './event-types'
+import { observeSessions, type SessionObserveOptions, type SessionObserver } from './observers'
 import type { SessionProjector } from './projection'
 import type { Session } from './session'
 import { SessionRegistry } from './session-registry'
@@ -164,6 +165,26 @@ export class SessionStore extends Service {
   /** Shorthand for `registerType(type, { projector })`. */
   projector<K extends SessionEventType>(type: K, projector: SessionProjector<K>): () => void {
     return this.registry.registerType(this.ctx, type, { projector })
+  }
+
+  /**
+   * Observes every event committed to a live session: a `session/event`
+   * listener registered in the caller's context, without Cordis' per-call
+   * tracing wrapper (see `observeSessions`, the same call for code that does
+   * not inject the store). It is called by the same contained dispatch as the
+   * `ctx.on('session/event')` listeners, in registration order among them,
+   * filtered by the caller's scope (unless `{ global: true }`), with its
+   * failures contained and logged. Reverts with the caller's fiber; the
+   * returned function reverts early.
+   *
+   * Use it for consumers that run for every streamed chunk (persistence,
+   * invariant checkers, UI streams): `ctx.on('session/event')` costs about a
+   * microsecond more per event, because Cordis re-traces `this` and every
+   * argument of each call. Use `ctx.on` for everything else; it is the
+   * ordinary Cordis listener, visible to `internal/listener` interceptors.
+   */
+  observe(observer: SessionObserver, options?: SessionObserveOptions): () => void {
+    return observeSessions(this.ctx, observer, options)
   }
 
   /** What the store knows about a type (built in or registered), or `undefined`. For loaders (R-PER-4). */

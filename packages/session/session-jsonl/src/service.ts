@@ -1,7 +1,6 @@
 import Schema from 'schemastery'
-import type { AnySessionEvent, LoadedSession, PersistedSessionInfo, SessionId, SessionPersistence } from '@deepseek-ai/dsh-session'
-import { Context, Service, type Events } from './cordis'
-import { onHot } from './hot-listener'
+import { observeSessions, type AnySessionEvent, type LoadedSession, type PersistedSessionInfo, type SessionId, type SessionPersistence } from '@deepseek-ai/dsh-session'
+import { Context, Service } from './cordis'
 import { eventTypeCatalog } from './event-types'
 import { resolveDirectory } from './session-paths'
 import { SessionFiles } from './session-files'
@@ -50,12 +49,12 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
       warn: (error) => logger.warn(error),
     }))
     // Global listeners (they see every session, also from agent-scoped contexts). They call the
-    // plain backend object directly; `session/event`, the streaming hot path, also skips Cordis'
-    // per-call tracing (see `onHot`).
+    // plain backend object directly; `session/event`, the streaming hot path, is observed without
+    // Cordis' per-call tracing (dsh-session's `observeSessions`, which works before the store is
+    // mounted too).
     const global = { global: true }
-    const record: (...args: Parameters<Events['session/event']>) => void = (session, event) => files.record(session, event)
     ctx.on('session/created', (session) => files.attach(session), global)
-    onHot(ctx, 'session/event', record)
+    observeSessions(ctx, (session, event) => files.record(session, event), global)
     ctx.on('session/flush', (session) => files.flushLive(session), global)
     ctx.on('session/disposed', (session) => files.detach(session), global)
     ctx.effect(() => () => files.closeAll(), 'session-jsonl: close writers')
