@@ -22,6 +22,8 @@ export interface SessionErrorCodeMap {
   ALREADY_ENTERED: true
   /** A seed or fork boundary falls inside a turn: only closed-turn prefixes can be copied. */
   OPEN_TURN: true
+  /** A write to `session.events` (or a loaded log's `events`), a read-only view of the log: append with `session.append`. */
+  READ_ONLY: true
   /** A fork boundary that is not an integer between 0 and the length of the log. */
   INVALID_BOUNDARY: true
   /** A malformed argument: an empty id, a session from another store, contradictory options. */

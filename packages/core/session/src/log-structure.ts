@@ -1,8 +1,9 @@
 import type { CallId, ContentBlock } from '@deepseek-ai/dsh-llm'
 import { Kind } from './built-in-types'
 import { SessionError } from './errors'
+import { isChunkAt, type Slot } from './log-view'
 import type { SessionPosition } from './session'
-import type { AnySessionEvent, TurnTrigger } from './types'
+import type { TurnTrigger } from './types'
 
 interface PendingCall {
   readonly id: CallId
@@ -50,7 +51,7 @@ export class LogStructure {
   private staged: readonly PendingCall[] = []
 
   /** Throws `INVARIANT` when an event of `kind` with `data` cannot come next at `seq`. */
-  check(kind: Kind | undefined, type: string, data: any, seq: number, events: readonly AnySessionEvent[]): void {
+  check(kind: Kind | undefined, type: string, data: any, seq: number, slots: readonly Slot[]): void {
     if (seq === 0) {
       if (kind !== Kind.Meta) throw invariant(type, seq, 'the first event of a session must be session/meta')
       return
@@ -103,7 +104,7 @@ export class LogStructure {
           throw invariant(type, seq, `step ${data.step} of turn ${data.turn} already has its assistant/message (one model call per step; a retry opens a new step)`)
         }
         // Seeded events keep the numbering of the log they were copied from.
-        if (seq > this.seedEnd) this.checkChunkSeqs(type, seq, data.chunkSeqs, events)
+        if (seq > this.seedEnd) this.checkChunkSeqs(type, seq, data.chunkSeqs, slots)
         this.staged = callsOf(type, seq, data.message.content)
         return
       case Kind.ToolCall: {
@@ -140,6 +141,13 @@ export class LogStructure {
         // session/meta, todo/write and inbox/* may appear anywhere.
         return
     }
+  }
+
+  /** `check` for an `assistant/chunk` of step `step` of turn `turn` (its only rule: it sits inside that step). */
+  checkChunk(turn: number, step: number, seq: number): void {
+    if (seq === 0) throw invariant('assistant/chunk', seq, 'the first event of a session must be session/meta')
+    const open = this.position.openStep
+    if (open === undefined || open.turn !== turn || open.step !== step) this.inStep('assistant/chunk', seq, { turn, step })
   }
 
   /** Records an event that passed `check`. */
@@ -200,11 +208,11 @@ export class LogStructure {
     }
   }
 
-  private checkChunkSeqs(type: string, seq: number, chunkSeqs: readonly number[], events: readonly AnySessionEvent[]): void {
+  private checkChunkSeqs(type: string, seq: number, chunkSeqs: readonly number[], slots: readonly Slot[]): void {
     let previous = this.stepStartSeq
     for (let i = 0; i < chunkSeqs.length; i++) {
       const chunkSeq = chunkSeqs[i]!
-      if (chunkSeq <= previous || chunkSeq >= seq || events[chunkSeq]?.type !== 'assistant/chunk') {
+      if (chunkSeq <= previous || chunkSeq >= seq || !isChunkAt(slots, chunkSeq)) {
         throw invariant(type, seq, `data.chunkSeqs[${i}] = ${chunkSeq} is not an assistant/chunk of this step after the previous one`)
       }
       previous = chunkSeq

@@ -1,13 +1,17 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { subjectFilter, type ContainedEmitter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { builtInKind, BUILT_IN_TYPES, Kind } from './built-in-types'
+import { ChunkPack } from './chunk-pack'
+import { chunkDataShape, envelopeIsPlain, freezeChunk, type Shape } from './chunk-shape'
 import type { Context, Logger } from './cordis'
 import { SessionError } from './errors'
 import type { EventTypes, RegisteredType } from './event-types'
 import { messageProblem, shapeProblem } from './event-shapes'
 import { LogStructure } from './log-structure'
+import { createEventsView, type PackedLog, type Slot } from './log-view'
 import { formatPath, type JsonGuard } from './lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
+import { freezeTrusted } from './trusted-json'
 import type { Session, SessionPosition } from './session'
 import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
 
@@ -36,9 +40,19 @@ const noMessages: readonly Message[] = []
  * structure → deep-freeze → project → commit (push, advance the structure,
  * extend the history) → publish `session/event` when the session is live.
  * Everything before the commit may throw and leaves the log unchanged.
+ *
+ * `assistant/chunk` data of a documented shape (`chunk-shape.ts`) is checked
+ * field by field instead of walked, and once its step has closed (and the
+ * step's last event has reached every listener) the chunk is packed into
+ * `pack`: its slot holds the packed index instead of the event, and
+ * `events[seq]` rebuilds it on read.
  */
-export class SessionLog implements Session {
-  readonly events: AnySessionEvent[] = []
+export class SessionLog implements Session, PackedLog {
+  /** The log: each entry is the event, or the index of a packed chunk in `pack`. */
+  readonly slots: Slot[] = []
+  pack: ChunkPack | undefined
+  /** The read-only view readers get (`session.events`). */
+  readonly events: readonly AnySessionEvent[]
   loadedLength = 0
   stage: SessionStage = 'private'
   /** Set while `session/created` is being dispatched for this session. */
@@ -52,19 +66,26 @@ export class SessionLog implements Session {
   private publishing = false
   private readonly backlog: AnySessionEvent[] = []
   private readonly onListenerError: (error: unknown) => void
+  /** Chunks of the open step admitted in a documented shape, with their shapes: packed when it closes. */
+  private packable: number[] = []
+  private packableShapes: Shape[] = []
+  /** Chunks of closed steps not packed yet (packing waits until no publication is running). */
+  private closed: number[] = []
+  private closedShapes: Shape[] = []
 
   constructor(
     readonly id: SessionId,
     readonly home: SessionHome,
   ) {
     this.filter = subjectFilter(id)
+    this.events = createEventsView(this)
     this.onListenerError = (error) => {
       home.logger.warn('a session/event listener failed (session %s): %s', id, describeError(error))
     }
   }
 
   get meta(): SessionEventMap['session/meta'] {
-    return (this.events[0] as SessionEvent<'session/meta'>).data
+    return (this.slots[0] as SessionEvent<'session/meta'>).data
   }
 
   get position(): SessionPosition {
@@ -75,8 +96,9 @@ export class SessionLog implements Session {
     if (this.stage === 'detached') {
       throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
     }
-    const event = this.admit(type, data, this.events.length, Date.now(), undefined)
+    const event = this.admit(type, data, this.slots.length, Date.now(), undefined)
     if (this.stage === 'live') this.publish(event)
+    if (!this.publishing) this.packClosed()
     return event as SessionEvent<K>
   }
 
@@ -91,7 +113,10 @@ export class SessionLog implements Session {
    * envelope itself (a plain `{ type, seq, time, data, ignorable? }` whose seq
    * is `seq`): it becomes the log entry, frozen in place with the canonical
    * type string, instead of a copy, so a resumed log holds one envelope per
-   * event.
+   * event. `trusted` data is lossless JSON by construction (a backend parsed
+   * it): the lossless-JSON walk is skipped, everything else runs.
+   *
+   * The caller packs what closed (`packClosed`) once no publication runs.
    */
   admit(
     type: string,
@@ -100,11 +125,16 @@ export class SessionLog implements Session {
     time: number,
     loadedIgnorable: boolean | undefined,
     loaded?: Record<string, unknown>,
+    trusted = false,
   ): AnySessionEvent {
     if (this.projecting) {
       throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
     }
     if (typeof type !== 'string') throw new SessionError('INVALID_EVENT', `an event type must be a string, got ${typeof type}`, { seq })
+    if (type === 'assistant/chunk' && typeof data === 'object' && data !== null) {
+      const shape = chunkDataShape(data)
+      if (shape !== -1) return this.admitChunk(data as ChunkData, shape, seq, time, loaded)
+    }
     const kind = builtInKind(type)
     let registered: RegisteredType | undefined
     let canonicalType = type
@@ -127,48 +157,122 @@ export class SessionLog implements Session {
       throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
     }
     const json = this.home.json
-    const problem = json.problem(data)
-    if (problem) {
-      const path = formatPath('data', problem.path)
-      throw new SessionError('INVALID_EVENT', `${type} ${path} ${problem.reason}`, { type, seq, path })
+    if (!trusted) {
+      const problem = json.problem(data)
+      if (problem) {
+        const path = formatPath('data', problem.path)
+        throw new SessionError('INVALID_EVENT', `${type} ${path} ${problem.reason}`, { type, seq, path })
+      }
     }
     if (kind !== undefined) {
       const shape = shapeProblem(kind, data)
       // Shape problems start with the path they are about (`data.turn must be …`).
       if (shape) throw new SessionError('INVALID_EVENT', `${type}: ${shape}`, { type, seq, path: shape.slice(0, shape.indexOf(' ')) })
     }
-    this.structure.check(kind, type, data, seq, this.events)
-    json.freezeChecked()
-    let event: AnySessionEvent
-    if (loaded !== undefined && (loaded.ignorable === true) === ignorable) {
-      if (!Object.isFrozen(loaded)) {
-        loaded.type = canonicalType
-        Object.freeze(loaded)
-      }
-      event = loaded as unknown as AnySessionEvent
-    } else {
-      event = (
-        ignorable
-          ? Object.freeze({ type: canonicalType, seq, time, data, ignorable: true as const })
-          : Object.freeze({ type: canonicalType, seq, time, data })
-      ) as AnySessionEvent
-    }
+    this.structure.check(kind, type, data, seq, this.slots)
+    if (trusted) freezeTrusted(data)
+    else json.freezeChecked()
+    const event = this.envelope(canonicalType, seq, time, data, ignorable, loaded)
     let projection: SessionProjection | undefined
     if (kind === undefined) {
       if (registered?.projector) projection = this.project(registered, event)
     }
     // Commit: nothing below throws.
-    this.events.push(event)
+    this.slots.push(event)
     if (kind !== undefined) {
       this.structure.apply(kind, data, seq)
       const message = defaultProjection(kind, data as Record<string, any>)
       if (message) this.history.add(seq, [message])
+      if (kind === Kind.StepEnd) this.closeStep()
     } else if (projection) {
       const messages = projection.messages ?? noMessages
       if (projection.shadow) this.history.replace(projection.shadow.from, projection.shadow.to, messages)
       else if (messages.length) this.history.add(seq, messages)
     }
     return event
+  }
+
+  /**
+   * The `assistant/chunk` fast path: the data was recognized field by field
+   * (`chunkDataShape`), so it is lossless JSON of a valid shape and only the
+   * structure is left to check; then the chunk (and a usage or reason object)
+   * and the data are frozen directly. Errors are those of the generic path.
+   */
+  private admitChunk(data: ChunkData, shape: Shape, seq: number, time: number, loaded: Record<string, unknown> | undefined): AnySessionEvent {
+    this.structure.checkChunk(data.turn, data.step, seq)
+    freezeChunk(data.chunk, shape)
+    Object.freeze(data)
+    const event = this.envelope(BUILT_IN_TYPES[Kind.AssistantChunk], seq, time, data, false, loaded)
+    // Commit.
+    this.slots.push(event)
+    if (loaded === undefined || envelopeIsPlain(loaded)) {
+      this.packable.push(seq)
+      this.packableShapes.push(shape)
+    }
+    return event
+  }
+
+  /** The frozen log entry: the loaded envelope itself when it can be adopted, else a new one. */
+  private envelope(type: string, seq: number, time: number, data: object, ignorable: boolean, loaded: Record<string, unknown> | undefined): AnySessionEvent {
+    if (loaded !== undefined && (loaded.ignorable === true) === ignorable) {
+      if (!Object.isFrozen(loaded)) {
+        loaded.type = type
+        Object.freeze(loaded)
+      }
+      return loaded as unknown as AnySessionEvent
+    }
+    return (
+      ignorable ? Object.freeze({ type, seq, time, data, ignorable: true as const }) : Object.freeze({ type, seq, time, data })
+    ) as AnySessionEvent
+  }
+
+  /**
+   * A packed chunk of a loaded log (`LoadedLog`), replayed: `index` in `pack`,
+   * of step `step` of turn `turn`. Its structure is checked and its slot kept.
+   */
+  admitPacked(pack: ChunkPack, index: number, turn: number, step: number, seq: number): void {
+    this.structure.checkChunk(turn, step, seq)
+    this.pack = pack
+    this.slots.push(index)
+  }
+
+  /** A step/end was committed: its step's chunks become packable. */
+  private closeStep(): void {
+    if (this.packable.length === 0) return
+    if (this.closed.length === 0) {
+      this.closed = this.packable
+      this.closedShapes = this.packableShapes
+    } else {
+      for (let i = 0; i < this.packable.length; i++) {
+        this.closed.push(this.packable[i]!)
+        this.closedShapes.push(this.packableShapes[i]!)
+      }
+    }
+    this.packable = []
+    this.packableShapes = []
+  }
+
+  /**
+   * Packs the chunks of closed steps. Called once no publication is running,
+   * so every listener has received each chunk as the object it was committed
+   * as (an invariant checker compares `events[seq]` with what it receives).
+   */
+  packClosed(): void {
+    if (this.closed.length === 0) return
+    const seqs = this.closed
+    const shapes = this.closedShapes
+    this.closed = []
+    this.closedShapes = []
+    const pack = (this.pack ??= new ChunkPack())
+    const slots = this.slots
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i]!
+      const event = slots[seq] as SessionEvent<'assistant/chunk'>
+      const data = event.data
+      const index = pack.add(data.turn, data.step, event.time, data.chunk, shapes[i]!)
+      if (index >= 0) slots[seq] = index
+    }
+    pack.seal()
   }
 
   private project(registered: RegisteredType, event: AnySessionEvent): SessionProjection | undefined {
@@ -221,6 +325,8 @@ export class SessionLog implements Session {
     }
   }
 }
+
+type ChunkData = { turn: number; step: number; chunk: Record<string, unknown> }
 
 /** The built-in projection (R-SES-3): the four model-visible types; an empty assistant message is log-only. */
 function defaultProjection(kind: Kind, data: Record<string, any>): Message | undefined {

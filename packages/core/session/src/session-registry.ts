@@ -59,7 +59,7 @@ export class SessionRegistry {
     const log = new SessionLog(SessionId(id), this.home)
     if (events !== undefined) {
       replay(log, events, 0, `cannot load session "${id}"`)
-      log.loadedLength = events.length
+      log.loadedLength = log.slots.length
       return log
     }
     const data = freshMeta(id, meta, seed?.length)
@@ -190,39 +190,48 @@ function replay(log: SessionLog, events: readonly AnySessionEvent[], offset: num
   if (offset === 0 && events.length === 0) {
     throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
   }
-  let i = 0
   try {
-    for (; i < events.length; i++) {
-      const event = events[i] as Partial<AnySessionEvent> & { ignorable?: unknown }
-      if (event === null || typeof event !== 'object') {
-        throw new SessionError('INVALID_EVENT', `event ${i} is not an object`, { seq: offset + i })
-      }
-      if (offset === 0 && event.seq !== i) {
-        throw new SessionError('INVARIANT', `seq must be dense from 0: event ${i} has seq ${event.seq}`, { seq: i })
-      }
-      if (typeof event.time !== 'number' || !Number.isFinite(event.time)) {
-        throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has no valid time`, { seq: offset + i })
-      }
-      if (offset === 0) {
-        // A loaded envelope becomes the log entry itself (see `admit`).
-        const unknown = unknownEnvelopeField(event)
-        if (unknown !== undefined) {
-          throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has a field this version does not know: ${JSON.stringify(unknown)}`, { seq: i })
-        }
-        log.admit(event.type as string, event.data, i, event.time, event.ignorable === true, event as Record<string, unknown>)
-      } else {
-        log.admit(event.type as string, event.data, offset + i, event.time, event.ignorable === true)
-      }
+    for (let i = 0; i < events.length; i++) {
+      replayOne(log, events[i], i, offset)
+      log.packClosed()
     }
   } catch (error) {
-    if (!(error instanceof SessionError)) throw error
-    throw new SessionError(error.code, `${context}: ${error.message}`, {
-      seq: error.seq,
-      type: error.type,
-      path: error.path,
-      cause: error,
-    })
+    throw inContext(error, context)
   }
+}
+
+/** Replays one event at `offset + i`: a loaded one (offset 0) is adopted as the log entry, a seeded one copied. */
+function replayOne(log: SessionLog, value: unknown, i: number, offset: number): void {
+  const event = value as Partial<AnySessionEvent> & { ignorable?: unknown }
+  if (event === null || typeof event !== 'object') {
+    throw new SessionError('INVALID_EVENT', `event ${i} is not an object`, { seq: offset + i })
+  }
+  if (offset === 0 && event.seq !== i) {
+    throw new SessionError('INVARIANT', `seq must be dense from 0: event ${i} has seq ${event.seq}`, { seq: i })
+  }
+  if (typeof event.time !== 'number' || !Number.isFinite(event.time)) {
+    throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has no valid time`, { seq: offset + i })
+  }
+  if (offset === 0) {
+    // A loaded envelope becomes the log entry itself (see `admit`).
+    const unknown = unknownEnvelopeField(event)
+    if (unknown !== undefined) {
+      throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has a field this version does not know: ${JSON.stringify(unknown)}`, { seq: i })
+    }
+    log.admit(event.type as string, event.data, i, event.time, event.ignorable === true, event as Record<string, unknown>)
+  } else {
+    log.admit(event.type as string, event.data, offset + i, event.time, event.ignorable === true)
+  }
+}
+
+function inContext(error: unknown, context: string): unknown {
+  if (!(error instanceof SessionError)) return error
+  return new SessionError(error.code, `${context}: ${error.message}`, {
+    seq: error.seq,
+    type: error.type,
+    path: error.path,
+    cause: error,
+  })
 }
 
 /** The first field of a loaded envelope outside `{ type, seq, time, data, ignorable }`, if any. */

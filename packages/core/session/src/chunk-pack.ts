@@ -1,0 +1,309 @@
+import { freezeChunk, Shape } from './chunk-shape'
+import type { AnySessionEvent } from './types'
+
+const INITIAL_CAPACITY = 1024
+/** A page is sealed (joined into one flat string) once it holds this many characters or parts. */
+const PAGE_CHARACTERS = 1 << 18
+const PAGE_PARTS = 1 << 14
+/** The initial size of the byte stage of `addParts` (it grows to a page's worth when needed). */
+const STAGE_BYTES = 1 << 16
+/** `ToolCall` chunks keep the lengths of `id` and `name` in one 32-bit column. */
+const MAX_ID_LENGTH = 0x7fff
+const MAX_NAME_LENGTH = 0xffff
+/** Block indices are kept in 16 bits; a chunk with a larger one stays an object. */
+const MAX_INDEX = 0xffff
+const MAX_DELTA = 0x7fffffff
+
+/**
+ * `assistant/chunk` events kept as columns instead of objects: what lets a
+ * session hold a million chunks in a few tens of megabytes (spec §13: ≤ 200
+ * bytes per logged event, ≤ 300 MB to resume a 1,000,000-event session).
+ *
+ * As objects, one chunk event is four V8 objects (envelope, data, chunk, the
+ * boxed `time`), its strings and an array slot: about 200 bytes without
+ * pointer compression. Here it is 15 bytes of typed-array columns plus its
+ * characters, which are stored with the neighbouring chunks' in one flat
+ * string per page:
+ *
+ * - consecutive chunks of one step form a run, which holds the turn, the
+ *   step and a base time once; a chunk keeps its time as a whole-millisecond
+ *   offset from its run's base (32 bits; a time that does not fit starts a
+ *   new run, so every time is kept exactly);
+ * - per chunk: that offset, its shape (8 bits), its block index (16 bits),
+ *   where its characters end in its page, and a split for the shapes with two
+ *   or three strings (or the index of a kept `usage`/`finish` object).
+ *
+ * Only chunks of a documented shape (`chunk-shape.ts`) are packed, so
+ * `event(i, seq)` rebuilds exactly the event that was packed: the same keys
+ * in the same order, the same values, deep-frozen. It is a new object on each
+ * call. The pack is append-only; a loaded log and the session replayed from
+ * it may share one.
+ */
+export class ChunkPack {
+  /** The number of chunks packed. */
+  count = 0
+
+  private capacity = INITIAL_CAPACITY
+  /** The time, in ms after the base of the chunk's run. */
+  private offsets = new Int32Array(INITIAL_CAPACITY)
+  private shapes = new Uint8Array(INITIAL_CAPACITY)
+  private indices = new Uint16Array(INITIAL_CAPACITY)
+  /** Where the chunk's characters end in its page (they start where the previous chunk's end). */
+  private ends = new Int32Array(INITIAL_CAPACITY)
+  /** `SignedReasoning`: the text's length; `ToolCall`: `id` length × 65536 + `name` length; `Object`: its index in `objects`. */
+  private splits = new Int32Array(INITIAL_CAPACITY)
+
+  /** Runs of consecutive chunks of one step: the first chunk of each, its turn, step and base time. */
+  private readonly runStarts: number[] = []
+  private readonly runTurns: number[] = []
+  private readonly runSteps: number[] = []
+  private readonly runTimes: number[] = []
+  private readonly objects: object[] = []
+
+  private readonly pages: string[] = []
+  /** The index of the first chunk of each page. */
+  private readonly pageStarts: number[] = []
+  /** The page being filled, as parts; `pendingStart` is its first chunk. */
+  private pending: string[] = []
+  private pendingLength = 0
+  private pendingStart = 0
+  /** ASCII bytes appended since the last string part (`addParts`), turned into one part when needed. */
+  private stage: Buffer | undefined
+  private staged = 0
+
+  /**
+   * Packs one chunk whose data had shape `shape` (`chunkDataShape`), at
+   * `time`. Returns its index, or `-1` when it does not fit the columns (a
+   * block index above 65535, a very long tool call id or name), in which case
+   * nothing changed and the caller keeps the event as an object. The strings
+   * are copied into the pack; `chunk` is not kept, except for `Shape.Object`,
+   * which keeps the chunk (frozen).
+   */
+  add(turn: number, step: number, time: number, chunk: Record<string, any>, shape: Shape): number {
+    switch (shape) {
+      case Shape.Text:
+      case Shape.Reasoning:
+        return this.addStrings(turn, step, time, shape, chunk.index, chunk.text)
+      case Shape.SignedReasoning:
+        return this.addStrings(turn, step, time, shape, chunk.index, chunk.text, chunk.signature)
+      case Shape.ToolArguments:
+        return this.addStrings(turn, step, time, shape, chunk.index, chunk.argumentsDelta)
+      case Shape.ToolCall:
+        return this.addStrings(turn, step, time, shape, chunk.index, chunk.id, chunk.name, chunk.argumentsDelta)
+      default:
+        freezeChunk(chunk, shape)
+        this.objects.push(chunk)
+        return this.addEntry(turn, step, time, shape, 0, this.objects.length - 1)
+    }
+  }
+
+  /**
+   * Packs a chunk of a string shape from its fields: `first` is the text (or
+   * the arguments, or the tool call id), `second` and `third` the signature,
+   * or the name and the arguments. Same result as `add`.
+   */
+  addStrings(turn: number, step: number, time: number, shape: Shape, index: number, first: string, second?: string, third?: string): number {
+    const split = splitOf(shape, index, first.length, second?.length ?? 0)
+    if (split < 0) return -1
+    this.text(first)
+    if (second !== undefined) this.text(second)
+    if (third !== undefined) this.text(third)
+    return this.addEntry(turn, step, time, shape, index, split)
+  }
+
+  /**
+   * Packs a chunk of a string shape from up to three parts, each a string
+   * (`texts[i]`) or, when `texts[i]` is undefined, the ASCII bytes
+   * `source[starts[i], ends[i])` (copied into the page without building a
+   * string per chunk). Same result as `addStrings` with the decoded strings.
+   */
+  addParts(
+    turn: number,
+    step: number,
+    time: number,
+    shape: Shape,
+    index: number,
+    count: number,
+    texts: readonly (string | undefined)[],
+    source: Buffer,
+    starts: readonly number[],
+    ends: readonly number[],
+  ): number {
+    // No closure here: a function created per call costs more than the rest (and tsx wraps each in `__name`).
+    const first = texts[0]?.length ?? ends[0]! - starts[0]!
+    const second = count > 1 ? (texts[1]?.length ?? ends[1]! - starts[1]!) : 0
+    const split = splitOf(shape, index, first, second)
+    if (split < 0) return -1
+    for (let i = 0; i < count; i++) {
+      const text = texts[i]
+      if (text !== undefined) this.text(text)
+      else this.bytes(source, starts[i]!, ends[i]!)
+    }
+    return this.addEntry(turn, step, time, shape, index, split)
+  }
+
+  /** Joins the pending page into one flat string (so its chunks no longer hold their own strings). */
+  seal(): void {
+    if (this.pendingStart === this.count) return
+    this.unstage()
+    this.pages.push(this.pending.length === 1 ? this.pending[0]! : this.pending.join(''))
+    this.pageStarts.push(this.pendingStart)
+    this.pending = []
+    this.pendingLength = 0
+    this.pendingStart = this.count
+  }
+
+  /** A cursor for reading the turn and step of chunks in increasing order (a replay). */
+  runCursor(): { turnOf(i: number): number; stepOf(i: number): number } {
+    let run = 0
+    const seek = (i: number) => {
+      if (i < this.runStarts[run]! || (run + 1 < this.runStarts.length && i >= this.runStarts[run + 1]!)) run = this.runOf(i)
+      return run
+    }
+    return {
+      turnOf: (i) => this.runTurns[seek(i)]!,
+      stepOf: (i) => this.runSteps[seek(i)]!,
+    }
+  }
+
+  /** The `assistant/chunk` event of packed chunk `i`, at `seq`: a new deep-frozen object. */
+  event(i: number, seq: number): AnySessionEvent {
+    if (i >= this.pendingStart) this.seal()
+    const page = lastAtMost(this.pageStarts, i)
+    const text = this.pages[page]!
+    const start = i === this.pageStarts[page] ? 0 : this.ends[i - 1]!
+    const end = this.ends[i]!
+    const index = this.indices[i]!
+    let chunk: object
+    switch (this.shapes[i] as Shape) {
+      case Shape.Text:
+        chunk = Object.freeze({ type: 'text-delta', index, text: text.slice(start, end) })
+        break
+      case Shape.Reasoning:
+        chunk = Object.freeze({ type: 'reasoning-delta', index, text: text.slice(start, end) })
+        break
+      case Shape.SignedReasoning: {
+        const middle = start + this.splits[i]!
+        chunk = Object.freeze({ type: 'reasoning-delta', index, text: text.slice(start, middle), signature: text.slice(middle, end) })
+        break
+      }
+      case Shape.ToolArguments:
+        chunk = Object.freeze({ type: 'tool-call-delta', index, argumentsDelta: text.slice(start, end) })
+        break
+      case Shape.ToolCall: {
+        const split = this.splits[i]!
+        const idEnd = start + (split >>> 16)
+        const nameEnd = idEnd + (split & 0xffff)
+        chunk = Object.freeze({
+          type: 'tool-call-delta',
+          index,
+          id: text.slice(start, idEnd),
+          name: text.slice(idEnd, nameEnd),
+          argumentsDelta: text.slice(nameEnd, end),
+        })
+        break
+      }
+      default:
+        chunk = this.objects[this.splits[i]!]!
+    }
+    const run = this.runOf(i)
+    const data = Object.freeze({ turn: this.runTurns[run]!, step: this.runSteps[run]!, chunk })
+    return Object.freeze({ type: 'assistant/chunk', seq, time: this.runTimes[run]! + this.offsets[i]!, data }) as AnySessionEvent
+  }
+
+  private addEntry(turn: number, step: number, time: number, shape: Shape, index: number, split: number): number {
+    const i = this.count
+    if (i === this.capacity) this.grow()
+    let run = this.runStarts.length - 1
+    let offset = run < 0 ? -1 : time - this.runTimes[run]!
+    if (offset < 0 || offset > MAX_DELTA || (offset | 0) !== offset || this.runTurns[run] !== turn || this.runSteps[run] !== step) {
+      this.runStarts.push(i)
+      this.runTurns.push(turn)
+      this.runSteps.push(step)
+      this.runTimes.push(time)
+      offset = 0
+    }
+    this.count = i + 1
+    this.offsets[i] = offset
+    this.shapes[i] = shape
+    this.indices[i] = index
+    this.ends[i] = this.pendingLength
+    this.splits[i] = split
+    if (this.pendingLength >= PAGE_CHARACTERS || this.pending.length >= PAGE_PARTS) this.seal()
+    return i
+  }
+
+  private text(value: string): void {
+    if (value.length === 0) return
+    if (this.staged !== 0) this.unstage()
+    this.pending.push(value)
+    this.pendingLength += value.length
+  }
+
+  /** Appends ASCII bytes to the page (one character each). */
+  private bytes(source: Buffer, start: number, end: number): void {
+    const length = end - start
+    if (length === 0) return
+    let stage = this.stage
+    if (stage === undefined || this.staged + length > stage.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(STAGE_BYTES, (this.staged + length) * 2))
+      if (stage !== undefined) stage.copy(grown, 0, 0, this.staged)
+      this.stage = stage = grown
+    }
+    let at = this.staged
+    if (length > 32) {
+      source.copy(stage, at, start, end)
+      at += length
+    } else {
+      for (let i = start; i < end; i++) stage[at++] = source[i]!
+    }
+    this.staged = at
+    this.pendingLength += length
+  }
+
+  /** Turns the staged bytes into one string part. */
+  private unstage(): void {
+    if (this.staged === 0) return
+    this.pending.push(this.stage!.toString('latin1', 0, this.staged))
+    this.staged = 0
+  }
+
+  private runOf(i: number): number {
+    return lastAtMost(this.runStarts, i)
+  }
+
+  private grow(): void {
+    const capacity = this.capacity * 2
+    this.offsets = grown(this.offsets, new Int32Array(capacity))
+    this.shapes = grown(this.shapes, new Uint8Array(capacity))
+    this.indices = grown(this.indices, new Uint16Array(capacity))
+    this.ends = grown(this.ends, new Int32Array(capacity))
+    this.splits = grown(this.splits, new Int32Array(capacity))
+    this.capacity = capacity
+  }
+}
+
+/** The split column of a string shape, or -1 when the chunk does not fit the columns. */
+function splitOf(shape: Shape, index: number, first: number, second: number): number {
+  if (index < 0 || index > MAX_INDEX) return -1
+  if (shape === Shape.SignedReasoning) return first
+  if (shape === Shape.ToolCall) return first > MAX_ID_LENGTH || second > MAX_NAME_LENGTH ? -1 : first * 0x10000 + second
+  return 0
+}
+
+/** The last position whose value is ≤ `value` in an ascending array whose first value is ≤ `value`. */
+function lastAtMost(values: readonly number[], value: number): number {
+  let lo = 0
+  let hi = values.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1
+    if (values[mid]! <= value) lo = mid
+    else hi = mid - 1
+  }
+  return lo
+}
+
+function grown<T extends Int32Array | Uint8Array | Uint16Array>(from: T, to: T): T {
+  to.set(from as never)
+  return to
+}

@@ -1,0 +1,185 @@
+import { inspect } from 'node:util'
+import type { ChunkPack } from './chunk-pack'
+import { SessionError } from './errors'
+import type { AnySessionEvent } from './types'
+
+/** One log entry as stored: the event object, or the index of a packed `assistant/chunk` in the log's `ChunkPack`. */
+export type Slot = AnySessionEvent | number
+
+/** Where a view reads from. `slots` only grows; `pack` may appear later (it is read on every access). */
+export interface PackedLog {
+  readonly slots: readonly Slot[]
+  readonly pack: ChunkPack | undefined
+}
+
+/** The event at `seq`, rebuilt when it is packed; `undefined` past the end. */
+export function eventAt(log: PackedLog, seq: number): AnySessionEvent | undefined {
+  const slot = log.slots[seq]
+  return typeof slot === 'number' ? log.pack!.event(slot, seq) : slot
+}
+
+/** Whether the entry at `seq` is an `assistant/chunk` (without rebuilding a packed one). */
+export function isChunkAt(slots: readonly Slot[], seq: number): boolean {
+  const slot = slots[seq]
+  return typeof slot === 'number' || slot?.type === 'assistant/chunk'
+}
+
+/** The array index a property key names, or -1. */
+function toIndex(key: string): number {
+  const length = key.length
+  if (length === 0 || length > 10) return -1
+  let value = 0
+  for (let i = 0; i < length; i++) {
+    const digit = key.charCodeAt(i) - 48
+    if (digit < 0 || digit > 9 || (digit === 0 && i === 0 && length > 1)) return -1
+    value = value * 10 + digit
+  }
+  return value
+}
+
+function readOnly(): never {
+  throw new SessionError('READ_ONLY', 'session.events is a read-only view of the log: append events with session.append(type, data)')
+}
+
+/** Iterates a view's entries, live like an array iterator (entries appended meanwhile are visited). */
+class EntryIterator implements IterableIterator<AnySessionEvent> {
+  private seq = 0
+  constructor(private readonly log: PackedLog) {}
+
+  next(): IteratorResult<AnySessionEvent> {
+    const seq = this.seq
+    if (seq >= this.log.slots.length) return { value: undefined, done: true }
+    this.seq = seq + 1
+    return { value: eventAt(this.log, seq)!, done: false }
+  }
+
+  [Symbol.iterator](): IterableIterator<AnySessionEvent> {
+    return this
+  }
+}
+
+/**
+ * A read-only array over a packed log: `view[seq]`, `length`, iteration and
+ * every `Array.prototype` method work as on the array of events, without the
+ * log ever materializing its packed chunks as a whole.
+ *
+ * Contract:
+ * - `Array.isArray(view)` is true; `JSON.stringify(view)` is the events' JSON.
+ * - An unpacked entry is the stored event itself (identity is stable). A
+ *   packed `assistant/chunk` is rebuilt on read: an equal, deep-frozen event,
+ *   a new object per read (the last one read is reused while read again).
+ * - Writing (assignment, `push`, `splice`, `defineProperty`, `delete`,
+ *   `Object.freeze`) throws `READ_ONLY`.
+ * - `slice`, `at`, `indexOf`, `lastIndexOf`, `includes` and iteration read
+ *   the slots directly; the identity searches skip packed entries, which no
+ *   outside object can be (except the last one read).
+ */
+export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
+  let cachedSeq = -1
+  let cached: AnySessionEvent | undefined
+  const at = (seq: number): AnySessionEvent | undefined => {
+    const slot = log.slots[seq]
+    if (typeof slot !== 'number') return slot
+    if (seq !== cachedSeq) {
+      cached = log.pack!.event(slot, seq)
+      cachedSeq = seq
+    }
+    return cached
+  }
+  const relative = (value: unknown, length: number, fallback: number): number => {
+    if (value === undefined) return fallback
+    const n = Math.trunc(Number(value)) || 0
+    return n < 0 ? Math.max(length + n, 0) : Math.min(n, length)
+  }
+  const search = (value: unknown, from: number, to: number, step: 1 | -1): number => {
+    const slots = log.slots
+    for (let seq = from; seq !== to; seq += step) {
+      const slot = slots[seq]
+      if (typeof slot === 'number' ? seq === cachedSeq && value === cached : slot === value) return seq
+    }
+    return -1
+  }
+  const methods: Record<string, (...args: any[]) => unknown> = {
+    at(index: unknown) {
+      const length = log.slots.length
+      let n = Math.trunc(Number(index)) || 0
+      if (n < 0) n += length
+      return n >= 0 && n < length ? at(n) : undefined
+    },
+    slice(start?: unknown, end?: unknown) {
+      const length = log.slots.length
+      const from = relative(start, length, 0)
+      const to = relative(end, length, length)
+      const out: AnySessionEvent[] = []
+      for (let seq = from; seq < to; seq++) out.push(at(seq)!)
+      return out
+    },
+    indexOf(value: unknown, fromIndex?: unknown) {
+      const length = log.slots.length
+      return search(value, relative(fromIndex, length, 0), length, 1)
+    },
+    lastIndexOf(value: unknown, fromIndex?: unknown) {
+      const length = log.slots.length
+      const from = fromIndex === undefined ? length - 1 : Math.min(relative(fromIndex, length, length - 1), length - 1)
+      if (fromIndex !== undefined && Math.trunc(Number(fromIndex)) < -length) return -1
+      return search(value, from, -1, -1)
+    },
+    includes(value: unknown, fromIndex?: unknown) {
+      const length = log.slots.length
+      return search(value, relative(fromIndex, length, 0), length, 1) >= 0
+    },
+    values() {
+      return new EntryIterator(log)
+    },
+  }
+  const target: AnySessionEvent[] = []
+  // `util.inspect` (console.log) formats a proxy's target, not the proxy: show the entries.
+  Object.defineProperty(target, inspect.custom, {
+    configurable: true,
+    value: (_depth: number, options: object) => {
+      const length = log.slots.length
+      const shown = methods.slice!(0, Math.min(length, 100)) as AnySessionEvent[]
+      const text = inspect(shown, options)
+      return length > shown.length ? `${text.slice(0, -1).trimEnd()}, ... ${length - shown.length} more events ]` : text
+    },
+  })
+  return new Proxy(target, {
+    get(_target, key, receiver) {
+      if (typeof key === 'string') {
+        const seq = toIndex(key)
+        if (seq >= 0) return at(seq)
+        if (key === 'length') return log.slots.length
+        const method = methods[key]
+        if (method !== undefined && Object.hasOwn(methods, key)) return method
+      } else if (key === Symbol.iterator) {
+        return methods.values
+      }
+      return Reflect.get(target, key, receiver)
+    },
+    has(_target, key) {
+      if (typeof key === 'string') {
+        const seq = toIndex(key)
+        if (seq >= 0) return seq < log.slots.length
+      }
+      return Reflect.has(target, key)
+    },
+    ownKeys() {
+      const keys: string[] = []
+      for (let seq = 0; seq < log.slots.length; seq++) keys.push(String(seq))
+      keys.push('length')
+      return keys
+    },
+    getOwnPropertyDescriptor(_target, key) {
+      if (typeof key !== 'string') return undefined
+      if (key === 'length') return { value: log.slots.length, writable: true, enumerable: false, configurable: false }
+      const seq = toIndex(key)
+      if (seq < 0 || seq >= log.slots.length) return undefined
+      return { value: at(seq), writable: false, enumerable: true, configurable: true }
+    },
+    set: readOnly,
+    defineProperty: readOnly,
+    deleteProperty: readOnly,
+    preventExtensions: readOnly,
+    setPrototypeOf: readOnly,
+  })
+}

@@ -1,0 +1,194 @@
+import { inspect } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { SessionError, SessionId, type AnySessionEvent, type Session, type SessionEventMap } from '@deepseek-ai/dsh-session'
+import { assistant, openTurn, setup, toolCall, toolResult } from './helpers'
+
+type Chunk = SessionEventMap['assistant/chunk']['chunk']
+
+/** A step of turn 1 streaming `chunks`, answered and (unless `open`) closed. */
+function streamedStep(session: Session, chunks: readonly Chunk[], options: { step?: number; open?: boolean } = {}) {
+  const step = options.step ?? 1
+  session.append('step/start', { turn: 1, step })
+  const appended = chunks.map((chunk) => session.append('assistant/chunk', { turn: 1, step, chunk }))
+  session.append('assistant/message', {
+    turn: 1,
+    step,
+    message: assistant('answer', `a${step}`),
+    chunkSeqs: appended.map((event) => event.seq),
+    finishReason: { kind: 'stop' },
+  })
+  if (!options.open) session.append('step/end', { turn: 1, step })
+  return appended
+}
+
+const everyShape: Chunk[] = [
+  { type: 'reasoning-delta', index: 0, text: 'Let me think… 🤔' },
+  { type: 'reasoning-delta', index: 0, text: '', signature: 'c2ln\n"quoted"' },
+  { type: 'text-delta', index: 1, text: 'Hello, ' },
+  { type: 'text-delta', index: 1, text: '' },
+  { type: 'text-delta', index: 1, text: 'wörld "\\ \u0000' },
+  { type: 'tool-call-delta', index: 2, id: 'call_1' as never, name: 'read_file', argumentsDelta: '{"pa' },
+  { type: 'tool-call-delta', index: 2, argumentsDelta: 'th":"a.ts"}' },
+  { type: 'usage', usage: { inputTokens: 12, outputTokens: 3 } },
+  { type: 'finish', reason: { kind: 'stop' } },
+]
+
+/** Deep-frozen all the way down. */
+function deepFrozen(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true
+  return Object.isFrozen(value) && Object.values(value).every(deepFrozen)
+}
+
+describe('closed steps keep their chunks packed, behind the same read-only events view', () => {
+  it('a chunk of a closed step reads back equal, deep-frozen, with the same JSON (keys in the same order)', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    const appended = streamedStep(session, everyShape)
+    const json = appended.map((event) => JSON.stringify(event))
+    const read = appended.map((event) => session.events[event.seq]!)
+    expect(read).toEqual(appended)
+    expect(read.map((event) => JSON.stringify(event))).toEqual(json)
+    expect(read.every(deepFrozen)).toBe(true)
+    expect(JSON.stringify(session.events)).toBe(`[${session.events.map((event) => JSON.stringify(event)).join(',')}]`)
+  })
+
+  it('a packed entry is rebuilt on read (a new object, reused while read again); every other entry keeps its identity', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    const [first, second] = streamedStep(session, [everyShape[2]!, everyShape[3]!])
+    const meta = session.events[0]
+    expect(session.events[0]).toBe(meta)
+    expect(session.events[first!.seq]).not.toBe(first)
+    expect(session.events[first!.seq]).toBe(session.events[first!.seq])
+    const again = session.events[first!.seq]
+    void session.events[second!.seq]
+    expect(session.events[first!.seq]).not.toBe(again)
+    expect(session.events[first!.seq]).toEqual(first)
+  })
+
+  it('chunks of the open step are the appended objects themselves, until the step closes', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    const appended = streamedStep(session, [everyShape[2]!], { open: true })
+    expect(session.events[appended[0]!.seq]).toBe(appended[0])
+    session.append('step/end', { turn: 1, step: 1 })
+    expect(session.events[appended[0]!.seq]).not.toBe(appended[0])
+  })
+
+  it('a chunk reaches every session/event listener as the log entry, even when an earlier listener closes its step meanwhile', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    session.append('step/start', { turn: 1, step: 1 })
+    root.on('session/event', (target, event) => {
+      if (event.type === 'assistant/chunk') {
+        target.append('assistant/message', { turn: 1, step: 1, message: assistant('x'), chunkSeqs: [event.seq], finishReason: { kind: 'stop' } })
+        target.append('step/end', { turn: 1, step: 1 })
+      }
+    })
+    const seen: boolean[] = []
+    root.sessions.observe((target, event) => void seen.push(target.events[event.seq] === event))
+    const chunk = session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    expect(seen).toEqual([true, true, true])
+    expect(session.events[chunk.seq]).not.toBe(chunk)
+    expect(session.events[chunk.seq]).toEqual(chunk)
+  })
+
+  it('a chunk that is not of a documented shape stays the object it was appended as', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    const odd: Chunk[] = [
+      { index: 0, type: 'text-delta', text: 'keys in another order' } as Chunk,
+      { type: 'text-delta', index: 0, text: 'an extra key', extra: true } as Chunk,
+      { type: 'text-delta', index: 70_000, text: 'an index beyond 16 bits' },
+      { type: 'tool-call-delta', index: 0, id: 'x'.repeat(40_000) as never, name: 'n', argumentsDelta: '' },
+      { type: 'finish', reason: { kind: 'error', failure: { code: 'TRANSPORT', message: 'reset' } } } as Chunk,
+    ]
+    const appended = streamedStep(session, odd)
+    expect(appended.map((event) => session.events[event.seq])).toEqual(appended)
+    for (const event of appended) expect(session.events[event.seq]).toBe(event)
+  })
+
+  it('keeps each chunk time exactly, however the clock moved', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    const realNow = Date.now
+    const times = [1_700_000_000_000, 1_700_000_000_005, 1_699_999_999_000, 1_700_000_000_000.5, 1_800_000_000_000, 1_800_000_000_001]
+    let next = 0
+    Date.now = () => times[next++]!
+    try {
+      session.append('step/start', { turn: 1, step: 1 })
+      next = 0
+      for (let i = 0; i < times.length; i++) session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: `${i}` } })
+    } finally {
+      Date.now = realNow
+    }
+    session.append('assistant/message', { turn: 1, step: 1, message: assistant('012345'), chunkSeqs: [4, 5, 6, 7, 8, 9], finishReason: { kind: 'stop' } })
+    session.append('step/end', { turn: 1, step: 1 })
+    expect(session.events.slice(4, 10).map((event) => event.time)).toEqual(times)
+  })
+
+  it('the view behaves as a read-only array of the events', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    streamedStep(session, everyShape.slice(0, 3))
+    const plain: AnySessionEvent[] = JSON.parse(JSON.stringify(session.events))
+    const events = session.events
+    expect(Array.isArray(events)).toBe(true)
+    expect(events.length).toBe(plain.length)
+    expect([...events]).toEqual(plain)
+    expect(events).toEqual(plain)
+    expect(Object.keys(events)).toEqual(plain.map((_event, i) => String(i)))
+    expect(events.slice(-3)).toEqual(plain.slice(-3))
+    expect(events.at(-1)).toEqual(plain.at(-1))
+    expect(events.map((event) => event.seq)).toEqual(plain.map((event) => event.seq))
+    expect(events.filter((event) => event.type === 'assistant/chunk')).toHaveLength(3)
+    expect(events.findLast((event) => event.type === 'assistant/chunk')?.seq).toBe(6)
+    expect(events.indexOf(events[1]!)).toBe(1)
+    expect(events.lastIndexOf(events[1]!)).toBe(1)
+    expect(events.includes(events[4]!)).toBe(true)
+    expect(3 in events && !(99 in events)).toBe(true)
+    expect(inspect(events)).toContain("type: 'assistant/chunk'")
+  })
+
+  it('refuses writes with READ_ONLY: append through session.append', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    const events = session.events as AnySessionEvent[]
+    const writes: Array<() => unknown> = [
+      () => events.push(events[0]!),
+      () => (events[1] = events[0]!),
+      () => events.splice(0, 1),
+      () => delete events[0],
+      () => Object.defineProperty(events, 5, { value: 1 }),
+      () => Object.freeze(events),
+    ]
+    for (const write of writes) expect(write).toThrow(expect.objectContaining({ code: 'READ_ONLY', name: 'SessionError' }))
+    expect(writes.length).toBe(6)
+    expect(session.events.length).toBe(1)
+    expect(() => events.push(events[0]!)).toThrow(SessionError)
+  })
+
+  it('chunkSeqs may name packed chunks: a fork copies a log with packed steps, and the copy reads back equal', async () => {
+    const root = await setup()
+    const source = root.sessions.create(SessionId('source'))
+    openTurn(source, 1)
+    streamedStep(source, everyShape)
+    source.append('step/start', { turn: 1, step: 2 })
+    source.append('assistant/message', { turn: 1, step: 2, message: assistant([toolCall('c1')]), chunkSeqs: [], finishReason: { kind: 'tool-calls' } })
+    source.append('tool/call', { turn: 1, step: 2, callId: 'c1' as never, name: 'read', arguments: '{}' })
+    source.append('tool/result', { turn: 1, step: 2, message: toolResult('c1') })
+    source.append('step/end', { turn: 1, step: 2 })
+    source.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
+    const child = root.sessions.fork(source)
+    expect(child.events.slice(1)).toEqual(source.events.map((event, i) => ({ ...event, seq: i + 1 })))
+    const resumed = root.sessions.prepare(SessionId('again'), { events: JSON.parse(JSON.stringify(source.events)) })
+    expect(resumed.events).toEqual(source.events)
+  })
+})
