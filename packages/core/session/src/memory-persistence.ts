@@ -1,5 +1,6 @@
 import { SessionError } from './errors'
 import type { LoadedSession, PersistedSessionInfo, SessionPersistence } from './persistence'
+import { LoadedLog } from './loaded-log'
 import { repairSession } from './repair'
 import { SessionId, type AnySessionEvent, type SessionEvent } from './types'
 
@@ -54,15 +55,17 @@ export class MemorySessionPersistence implements SessionPersistence {
 
   async load(id: SessionId): Promise<LoadedSession> {
     const record = this.record(id)
-    const events = record.lines.map((line) => JSON.parse(line) as AnySessionEvent)
-    const plan = repairSession(events)
+    // A `LoadedLog`, as a real backend returns it: chunks packed as they are parsed, trusted replay in `prepare`.
+    const log = new LoadedLog()
+    for (const line of record.lines) log.push(JSON.parse(line))
+    const plan = repairSession(log.events)
     for (const event of plan.events) {
       const line = JSON.stringify(event)
       record.lines.push(line)
-      events.push(JSON.parse(line) as AnySessionEvent)
+      log.push(JSON.parse(line))
     }
     if (plan.events.length) record.updatedAt = Date.now()
-    return { id: SessionId(id), events, repairs: plan.repairs, warnings: [] }
+    return { id: SessionId(id), events: log.events, repairs: plan.repairs, warnings: [] }
   }
 
   async list(): Promise<PersistedSessionInfo[]> {

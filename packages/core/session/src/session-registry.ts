@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { announce, ContainedEmitter, heard, rawEvents, type RawEvents } from '@deepseek-ai/dsh-scope'
+import type { ChunkPack } from './chunk-pack'
 import type { Context } from './cordis'
 import { SessionError } from './errors'
 import { EventTypes, type EventTypeInfo, type EventTypeOptions } from './event-types'
+import { loadedEntries } from './loaded-log'
 import { JsonGuard } from './lossless-json'
 import type { Session } from './session'
+import type { Slot } from './log-view'
 import { SessionLog, type SessionHome } from './session-log'
 import type { PrepareOptions } from './store'
 import {
@@ -58,7 +61,9 @@ export class SessionRegistry {
     }
     const log = new SessionLog(SessionId(id), this.home)
     if (events !== undefined) {
-      replay(log, events, 0, `cannot load session "${id}"`)
+      const loaded = loadedEntries(events)
+      if (loaded) replayLoaded(log, loaded.slots, loaded.pack, `cannot load session "${id}"`)
+      else replay(log, events, 0, `cannot load session "${id}"`)
       log.loadedLength = log.slots.length
       return log
     }
@@ -200,8 +205,31 @@ function replay(log: SessionLog, events: readonly AnySessionEvent[], offset: num
   }
 }
 
+/**
+ * Replays the entries of a `LoadedLog` (what a backend parsed from JSON) on
+ * the trusted path: objects go through `admit` without the lossless-JSON
+ * walk, packed chunks only through the structure check; the session keeps
+ * its own copy of the entry list and shares the packed chunks.
+ */
+function replayLoaded(log: SessionLog, slots: readonly Slot[], pack: ChunkPack, context: string): void {
+  if (slots.length === 0) {
+    throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
+  }
+  const runs = pack.runCursor()
+  try {
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!
+      if (typeof slot === 'number') log.admitPacked(pack, slot, runs.turnOf(slot), runs.stepOf(slot), i)
+      else replayOne(log, slot, i, 0, true)
+      log.packClosed()
+    }
+  } catch (error) {
+    throw inContext(error, context)
+  }
+}
+
 /** Replays one event at `offset + i`: a loaded one (offset 0) is adopted as the log entry, a seeded one copied. */
-function replayOne(log: SessionLog, value: unknown, i: number, offset: number): void {
+function replayOne(log: SessionLog, value: unknown, i: number, offset: number, trusted = false): void {
   const event = value as Partial<AnySessionEvent> & { ignorable?: unknown }
   if (event === null || typeof event !== 'object') {
     throw new SessionError('INVALID_EVENT', `event ${i} is not an object`, { seq: offset + i })
@@ -218,7 +246,7 @@ function replayOne(log: SessionLog, value: unknown, i: number, offset: number): 
     if (unknown !== undefined) {
       throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has a field this version does not know: ${JSON.stringify(unknown)}`, { seq: i })
     }
-    log.admit(event.type as string, event.data, i, event.time, event.ignorable === true, event as Record<string, unknown>)
+    log.admit(event.type as string, event.data, i, event.time, event.ignorable === true, event as Record<string, unknown>, trusted)
   } else {
     log.admit(event.type as string, event.data, offset + i, event.time, event.ignorable === true)
   }

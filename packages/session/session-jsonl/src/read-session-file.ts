@@ -1,13 +1,17 @@
 import { createReadStream } from 'node:fs'
-import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
+import { LoadedLog } from '@deepseek-ai/dsh-session'
 import { JsonlPersistenceError, errnoCode } from './errors'
 import type { EventTypeCatalog } from './event-types'
 import { FORMAT_VERSION } from './line-format'
 
 /** What reading a session file found, before any repair. */
 export interface SessionFileContents {
-  /** Every complete, valid event, in seq order. */
-  events: AnySessionEvent[]
+  /**
+   * Every complete, valid event, in seq order, held compactly (dsh-session's
+   * `LoadedLog`: chunks are packed as they are read, so the load never holds
+   * the whole log as objects).
+   */
+  log: LoadedLog
   /** The byte length of the valid prefix: everything up to the last accepted line's newline. */
   validBytes: number
   /** The dropped tail, when the last line was torn. */
@@ -36,7 +40,7 @@ const READ_CHUNK = 256 * 1024
  * complete line (a writer that died before its first flush).
  */
 export async function readSessionFile(path: string, id: string, types: EventTypeCatalog): Promise<SessionFileContents> {
-  const events: AnySessionEvent[] = []
+  const log = new LoadedLog()
   let lineNumber = 0
   let offset = 0 // bytes consumed, up to the end of the last complete line
   let validBytes = 0
@@ -47,6 +51,12 @@ export async function readSessionFile(path: string, id: string, types: EventType
   const accept = (buffer: Buffer, start: number, end: number) => {
     lineNumber++
     if (unparsed) throw corrupt(path, unparsed.line, 'is not valid JSON')
+    // Most lines are chunk events, packed straight from the bytes (line 1 is always session/meta).
+    if (lineNumber > 1 && log.pushChunkJson(buffer, start, end)) {
+      offset += end - start + 1
+      validBytes = offset
+      return
+    }
     let value: unknown
     try {
       value = JSON.parse(buffer.toString('utf8', start, end))
@@ -56,7 +66,7 @@ export async function readSessionFile(path: string, id: string, types: EventType
       return
     }
     offset += end - start + 1
-    events.push(toEvent(value, events.length, lineNumber, path, types))
+    log.push(toEvent(value, log.length, lineNumber, path, types))
     validBytes = offset
   }
 
@@ -96,14 +106,14 @@ export async function readSessionFile(path: string, id: string, types: EventType
   } else if (carry && carry.length > 0) {
     torn = { line: lineNumber + 1, bytes: carry.length }
   }
-  if (events.length === 0) {
+  if (log.length === 0) {
     throw new JsonlPersistenceError(
       'SESSION_NOT_FOUND',
       `Session "${id}" has no complete event in ${path} (its writer stopped before the first flush); delete the file or create the session fresh.`,
       { file: path },
     )
   }
-  return torn ? { events, validBytes, torn } : { events, validBytes }
+  return torn ? { log, validBytes, torn } : { log, validBytes }
 }
 
 export function notFound(id: string, path: string): JsonlPersistenceError {
@@ -120,7 +130,7 @@ function corrupt(path: string, line: number, problem: string): JsonlPersistenceE
 
 type Loose = { type?: unknown; seq?: unknown; time?: unknown; data?: unknown; ignorable?: unknown }
 
-function toEvent(value: unknown, seq: number, line: number, path: string, types: EventTypeCatalog): AnySessionEvent {
+function toEvent(value: unknown, seq: number, line: number, path: string, types: EventTypeCatalog): object {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corrupt(path, line, 'is not a JSON object')
   const event = value as Loose
   if (typeof event.type !== 'string') throw corrupt(path, line, 'has no string "type"')
@@ -137,7 +147,6 @@ function toEvent(value: unknown, seq: number, line: number, path: string, types:
   const canonical = types.canonical(event.type)
   if (canonical !== undefined) {
     event.type = canonical
-    if (canonical === 'assistant/chunk') internChunkType(event.data as { chunk?: { type?: unknown } })
   } else if (event.ignorable !== true) {
     throw new JsonlPersistenceError(
       'UNKNOWN_TYPE',
@@ -145,19 +154,7 @@ function toEvent(value: unknown, seq: number, line: number, path: string, types:
       { file: path, line },
     )
   }
-  return event as AnySessionEvent
-}
-
-const CHUNK_TYPES = new Map<unknown, string>(
-  ['text-delta', 'reasoning-delta', 'tool-call-delta', 'usage', 'finish'].map((type) => [type, type]),
-)
-
-/** Chunks are most of a long log; sharing their type strings saves a string per chunk. */
-function internChunkType(data: { chunk?: { type?: unknown } }): void {
-  const chunk = data.chunk
-  if (typeof chunk !== 'object' || chunk === null) return
-  const type = CHUNK_TYPES.get(chunk.type)
-  if (type !== undefined) chunk.type = type
+  return event
 }
 
 function checkMeta(event: Loose, path: string): void {

@@ -1,6 +1,6 @@
 import { mkdirSync, statSync, truncateSync } from 'node:fs'
 import { open, readdir, stat, unlink } from 'node:fs/promises'
-import { repairSession } from '@deepseek-ai/dsh-session'
+import { repairSession, type LoadedLog } from '@deepseek-ai/dsh-session'
 import type {
   AnySessionEvent,
   LoadedSession,
@@ -361,7 +361,7 @@ export class SessionFiles implements SessionPersistence {
     try {
       if (!statOrUndefined(paths.file)) throw notFound(id, paths.file)
       const contents = await readSessionFile(paths.file, id, this.types)
-      const events = contents.events
+      const log = contents.log
       const warnings: string[] = []
       if (contents.torn) {
         await truncateDurably(paths.file, contents.validBytes)
@@ -369,10 +369,10 @@ export class SessionFiles implements SessionPersistence {
           `Dropped a torn last line (line ${contents.torn.line}, ${contents.torn.bytes} bytes) of ${paths.file}: the writer stopped mid-write, after its last flush. The file now ends at the last complete event.`,
         )
       }
-      const { repairs, bytes } = await this.repair(paths, events)
-      const last = events[events.length - 1]!
-      handovers.set(paths.file, { count: events.length, size: contents.validBytes + bytes, lastType: last.type, lastTime: last.time })
-      return { id: id as SessionId, events, repairs, warnings }
+      const { repairs, bytes } = await this.repair(paths, log)
+      const last = log.events[log.length - 1]!
+      handovers.set(paths.file, { count: log.length, size: contents.validBytes + bytes, lastType: last.type, lastTime: last.time })
+      return { id: id as SessionId, events: log.events, repairs, warnings }
     } finally {
       lock.release()
     }
@@ -380,10 +380,10 @@ export class SessionFiles implements SessionPersistence {
 
   /**
    * Appends crash repairs (R-PER-3, dsh-session's `repairSession`) to the file
-   * and to `events`, fsynced; returns them and the bytes written.
+   * and to `log`, fsynced; returns them and the bytes written.
    */
-  private async repair(paths: SessionPaths, events: AnySessionEvent[]): Promise<{ repairs: SessionRepair[]; bytes: number }> {
-    const plan = repairSession(events)
+  private async repair(paths: SessionPaths, log: LoadedLog): Promise<{ repairs: SessionRepair[]; bytes: number }> {
+    const plan = repairSession(log.events)
     if (plan.events.length === 0) return { repairs: [], bytes: 0 }
     const bytes = Buffer.from(plan.events.map(serializeEvent).join('\n') + '\n', 'utf8')
     const handle = await open(paths.file, 'a', 0o600)
@@ -394,7 +394,7 @@ export class SessionFiles implements SessionPersistence {
     } finally {
       await handle.close()
     }
-    events.push(...plan.events)
+    for (const event of plan.events) log.push(event)
     return { repairs: [...plan.repairs], bytes: bytes.length }
   }
 
