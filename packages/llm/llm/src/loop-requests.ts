@@ -79,7 +79,9 @@ class LoopRequestSet {
     this.direct.add(slots)
     if (!this.weakening) {
       this.weakening = true
-      setImmediate(() => this.weaken()).unref()
+      const immediate: { unref?: () => unknown } = setImmediate(() => this.weaken())
+      // Not a reason to keep the process alive; a fake timer may lack `unref`.
+      immediate.unref?.()
     }
   }
 
