@@ -42,10 +42,16 @@ async function benchAppend(): Promise<void> {
     { name: 'private session (no publication)', listen: false, live: false },
     { name: 'live session, no listener', listen: false, live: true },
     { name: 'live session, one session/event listener', listen: true, live: true },
+    { name: 'live session, one observer (ctx.sessions.observe)', listen: 'observe', live: true },
   ]
   let delivered = 0
   for (const config of configurations) {
-    const off = config.listen ? root.on('session/event', () => void delivered++) : () => true
+    const off =
+      config.listen === 'observe'
+        ? root.sessions.observe(() => void delivered++)
+        : config.listen
+          ? root.on('session/event', () => void delivered++)
+          : () => true
     const wall: number[] = []
     const cpu: number[] = []
     for (let round = 0; round < 6; round++) {

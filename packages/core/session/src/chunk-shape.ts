@@ -3,8 +3,9 @@
  *
  * A chunk is a small flat object (dsh-llm's `StreamChunk`), and chunks are
  * nearly every event of a long log, so the session neither walks them with
- * the generic lossless-JSON check nor keeps them as objects once their step
- * has closed. Both shortcuts apply only to data of exactly a documented shape:
+ * the generic lossless-JSON check nor keeps them as objects once they have
+ * been published. Both shortcuts apply only to data of exactly a documented
+ * shape:
  *
  * - data `{ turn, step, chunk }`, in this key order, `turn` and `step`
  *   integers from 1 to 2³¹ − 1, with a plain-object (`Object.prototype`)

@@ -1,4 +1,4 @@
-import { rawEvents } from '@deepseek-ai/dsh-scope'
+import { rawEvents, scopeOf } from '@deepseek-ai/dsh-scope'
 import type { Context, Hook } from './cordis'
 import { SessionError } from './errors'
 import type { Session } from './session'
@@ -52,8 +52,10 @@ export function observeSessions(ctx: Context, observer: SessionObserver, options
     throw new SessionError('INVALID_ARGUMENT', 'sessions.observe() takes a function (session, event) => void')
   }
   const hooks = rawEvents(ctx)._hooks as MutableHooks
+  // A context without a scope passes every subject filter: marking it global skips asking, once per event.
+  const global = options.global === true || scopeOf(ctx) === undefined
   const dispose = ctx.effect(() => {
-    const hook: Hook = { ctx, callback: observer, global: options.global === true }
+    const hook: Hook = { ctx, callback: observer, global }
     ;(hooks['session/event'] ??= []).push(hook)
     return () => {
       const list = hooks['session/event']

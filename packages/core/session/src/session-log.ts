@@ -42,10 +42,9 @@ const noMessages: readonly Message[] = []
  * Everything before the commit may throw and leaves the log unchanged.
  *
  * `assistant/chunk` data of a documented shape (`chunk-shape.ts`) is checked
- * field by field instead of walked, and once its step has closed (and the
- * step's last event has reached every listener) the chunk is packed into
- * `pack`: its slot holds the packed index instead of the event, and
- * `events[seq]` rebuilds it on read.
+ * field by field instead of walked, and once the chunk has reached every
+ * `session/event` listener it is packed into `pack`: its slot holds the
+ * packed index instead of the event, and `events[seq]` rebuilds it on read.
  */
 export class SessionLog implements Session, PackedLog {
   /** The log: each entry is the event, or the index of a packed chunk in `pack`. */
@@ -66,12 +65,16 @@ export class SessionLog implements Session, PackedLog {
   private publishing = false
   private readonly backlog: AnySessionEvent[] = []
   private readonly onListenerError: (error: unknown) => void
-  /** Chunks of the open step admitted in a documented shape, with their shapes: packed when it closes. */
-  private packable: number[] = []
-  private packableShapes: Shape[] = []
-  /** Chunks of closed steps not packed yet (packing waits until no publication is running). */
-  private closed: number[] = []
-  private closedShapes: Shape[] = []
+  /**
+   * Chunks committed in a documented shape and not packed yet, with their
+   * shapes: they are packed as soon as no publication is running, i.e. once
+   * each has reached every `session/event` listener as the object it was
+   * committed as.
+   */
+  private unpacked: number[] = []
+  private unpackedShapes: Shape[] = []
+  /** The argument list of `session/event`, reused while nobody traces dispatches (`internal/dispatch`). */
+  private readonly eventArgs: [SessionLog, AnySessionEvent | undefined] = [this, undefined]
 
   constructor(
     readonly id: SessionId,
@@ -96,9 +99,15 @@ export class SessionLog implements Session, PackedLog {
     if (this.stage === 'detached') {
       throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
     }
-    const event = this.admit(type, data, this.slots.length, Date.now(), undefined)
+    let event: AnySessionEvent
+    let shape: Shape | -1
+    if (type === 'assistant/chunk' && !this.projecting && typeof data === 'object' && data !== null && (shape = chunkDataShape(data)) !== -1) {
+      event = this.admitChunk(data as unknown as ChunkData, shape, this.slots.length, Date.now(), undefined)
+    } else {
+      event = this.admit(type, data, this.slots.length, Date.now(), undefined)
+    }
     if (this.stage === 'live') this.publish(event)
-    if (!this.publishing) this.packClosed()
+    if (this.unpacked.length !== 0 && !this.publishing) this.packChunks()
     return event as SessionEvent<K>
   }
 
@@ -116,7 +125,8 @@ export class SessionLog implements Session, PackedLog {
    * event. `trusted` data is lossless JSON by construction (a backend parsed
    * it): the lossless-JSON walk is skipped, everything else runs.
    *
-   * The caller packs what closed (`packClosed`) once no publication runs.
+   * The caller packs the chunks it committed (`packChunks`) once no
+   * publication runs.
    */
   admit(
     type: string,
@@ -183,7 +193,8 @@ export class SessionLog implements Session, PackedLog {
       this.structure.apply(kind, data, seq)
       const message = defaultProjection(kind, data as Record<string, any>)
       if (message) this.history.add(seq, [message])
-      if (kind === Kind.StepEnd) this.closeStep()
+      // A step's chunks share pages: close its page, so the pending parts do not outlive the step.
+      if (kind === Kind.StepEnd) this.pack?.seal()
     } else if (projection) {
       const messages = projection.messages ?? noMessages
       if (projection.shadow) this.history.replace(projection.shadow.from, projection.shadow.to, messages)
@@ -202,12 +213,15 @@ export class SessionLog implements Session, PackedLog {
     this.structure.checkChunk(data.turn, data.step, seq)
     freezeChunk(data.chunk, shape)
     Object.freeze(data)
-    const event = this.envelope(BUILT_IN_TYPES[Kind.AssistantChunk], seq, time, data, false, loaded)
+    const event =
+      loaded === undefined
+        ? (Object.freeze({ type: CHUNK, seq, time, data }) as AnySessionEvent)
+        : this.envelope(CHUNK, seq, time, data, false, loaded)
     // Commit.
     this.slots.push(event)
     if (loaded === undefined || envelopeIsPlain(loaded)) {
-      this.packable.push(seq)
-      this.packableShapes.push(shape)
+      this.unpacked.push(seq)
+      this.unpackedShapes.push(shape)
     }
     return event
   }
@@ -236,33 +250,20 @@ export class SessionLog implements Session, PackedLog {
     this.slots.push(index)
   }
 
-  /** A step/end was committed: its step's chunks become packable. */
-  private closeStep(): void {
-    if (this.packable.length === 0) return
-    if (this.closed.length === 0) {
-      this.closed = this.packable
-      this.closedShapes = this.packableShapes
-    } else {
-      for (let i = 0; i < this.packable.length; i++) {
-        this.closed.push(this.packable[i]!)
-        this.closedShapes.push(this.packableShapes[i]!)
-      }
-    }
-    this.packable = []
-    this.packableShapes = []
-  }
-
   /**
-   * Packs the chunks of closed steps. Called once no publication is running,
-   * so every listener has received each chunk as the object it was committed
-   * as (an invariant checker compares `events[seq]` with what it receives).
+   * Packs the chunks committed since the last call: each slot then holds the
+   * packed index instead of the event. Called only when no publication is
+   * running, so every listener has received each chunk as the object it was
+   * committed as (an invariant checker compares `events[seq]` with what it
+   * receives), and the objects can die young instead of being kept until
+   * their step closes.
    */
-  packClosed(): void {
-    if (this.closed.length === 0) return
-    const seqs = this.closed
-    const shapes = this.closedShapes
-    this.closed = []
-    this.closedShapes = []
+  packChunks(): void {
+    if (this.unpacked.length === 0) return
+    const seqs = this.unpacked
+    const shapes = this.unpackedShapes
+    this.unpacked = []
+    this.unpackedShapes = []
     const pack = (this.pack ??= new ChunkPack())
     const slots = this.slots
     for (let i = 0; i < seqs.length; i++) {
@@ -272,7 +273,6 @@ export class SessionLog implements Session, PackedLog {
       const index = pack.add(data.turn, data.step, event.time, data.chunk, shapes[i]!)
       if (index >= 0) slots[seq] = index
     }
-    pack.seal()
   }
 
   private project(registered: RegisteredType, event: AnySessionEvent): SessionProjection | undefined {
@@ -313,10 +313,8 @@ export class SessionLog implements Session, PackedLog {
     }
     this.publishing = true
     try {
-      this.home.emitter.emit(this.filter, 'session/event', [this, event], this.onListenerError)
-      for (let i = 0; i < this.backlog.length; i++) {
-        this.home.emitter.emit(this.filter, 'session/event', [this, this.backlog[i]], this.onListenerError)
-      }
+      this.emit(event)
+      for (let i = 0; i < this.backlog.length; i++) this.emit(this.backlog[i]!)
     } catch (error) {
       this.onListenerError(error)
     } finally {
@@ -324,9 +322,21 @@ export class SessionLog implements Session, PackedLog {
       this.publishing = false
     }
   }
+
+  private emit(event: AnySessionEvent): void {
+    const emitter = this.home.emitter
+    // Listeners get the arguments, not the list; a tracer gets the list itself, so it gets its own.
+    let args = this.eventArgs
+    if (emitter.events._hooks['internal/dispatch'] === undefined) args[1] = event
+    else args = [this, event]
+    emitter.emit(this.filter, 'session/event', args, this.onListenerError)
+    this.eventArgs[1] = undefined
+  }
 }
 
 type ChunkData = { turn: number; step: number; chunk: Record<string, unknown> }
+
+const CHUNK = BUILT_IN_TYPES[Kind.AssistantChunk]
 
 /** The built-in projection (R-SES-3): the four model-visible types; an empty assistant message is log-only. */
 function defaultProjection(kind: Kind, data: Record<string, any>): Message | undefined {

@@ -198,7 +198,7 @@ function replay(log: SessionLog, events: readonly AnySessionEvent[], offset: num
   try {
     for (let i = 0; i < events.length; i++) {
       replayOne(log, events[i], i, offset)
-      log.packClosed()
+      log.packChunks()
     }
   } catch (error) {
     throw inContext(error, context)
@@ -221,7 +221,7 @@ function replayLoaded(log: SessionLog, slots: readonly Slot[], pack: ChunkPack, 
       const slot = slots[i]!
       if (typeof slot === 'number') log.admitPacked(pack, slot, runs.turnOf(slot), runs.stepOf(slot), i)
       else replayOne(log, slot, i, 0, true)
-      log.packClosed()
+      log.packChunks()
     }
   } catch (error) {
     throw inContext(error, context)

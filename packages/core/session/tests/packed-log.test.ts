@@ -39,8 +39,8 @@ function deepFrozen(value: unknown): boolean {
   return Object.isFrozen(value) && Object.values(value).every(deepFrozen)
 }
 
-describe('closed steps keep their chunks packed, behind the same read-only events view', () => {
-  it('a chunk of a closed step reads back equal, deep-frozen, with the same JSON (keys in the same order)', async () => {
+describe('published chunks are kept packed, behind the same read-only events view', () => {
+  it('a packed chunk reads back equal, deep-frozen, with the same JSON (keys in the same order)', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))
     openTurn(session, 1)
@@ -68,14 +68,17 @@ describe('closed steps keep their chunks packed, behind the same read-only event
     expect(session.events[first!.seq]).toEqual(first)
   })
 
-  it('chunks of the open step are the appended objects themselves, until the step closes', async () => {
+  it('a chunk is the appended object itself while it is being published, and packed once every listener has it', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))
     openTurn(session, 1)
-    const appended = streamedStep(session, [everyShape[2]!], { open: true })
-    expect(session.events[appended[0]!.seq]).toBe(appended[0])
-    session.append('step/end', { turn: 1, step: 1 })
-    expect(session.events[appended[0]!.seq]).not.toBe(appended[0])
+    session.append('step/start', { turn: 1, step: 1 })
+    const during: boolean[] = []
+    root.sessions.observe((target, event) => void during.push(target.events[event.seq] === event))
+    const chunk = session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    expect(during).toEqual([true])
+    expect(session.events[chunk.seq]).not.toBe(chunk)
+    expect(session.events[chunk.seq]).toEqual(chunk)
   })
 
   it('a chunk reaches every session/event listener as the log entry, even when an earlier listener closes its step meanwhile', async () => {
