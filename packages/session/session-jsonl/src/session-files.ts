@@ -261,9 +261,8 @@ export class SessionFiles implements SessionPersistence {
 
   private enqueueLive(writer: SessionWriter, event: AnySessionEvent): void {
     if (writer.failed) return
-    let line: string
     try {
-      line = serializeEvent(event)
+      writer.enqueueEvent(event)
     } catch (error) {
       writer.fail(
         new JsonlPersistenceError(
@@ -275,14 +274,19 @@ export class SessionFiles implements SessionPersistence {
       this.options.warn(writer.failed)
       return
     }
-    this.enqueue(writer, event, line)
+    this.noteQueued(writer, event)
   }
 
+  /** Queues a direct append's event, serialized (and checked) beforehand. */
   private enqueue(writer: SessionWriter, event: AnySessionEvent, line: string): void {
+    writer.enqueue(line)
+    this.noteQueued(writer, event)
+  }
+
+  private noteQueued(writer: SessionWriter, event: AnySessionEvent): void {
     if (event.seq === 0) writer.meta = event.data as Meta
     writer.lastType = event.type
     writer.lastTime = event.time
-    writer.enqueue(line)
   }
 
   // ---- Opening, loading, deleting -------------------------------------------------------

@@ -1,7 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import type { SessionEventMap } from '@deepseek-ai/dsh-session'
+import type { AnySessionEvent, SessionEventMap } from '@deepseek-ai/dsh-session'
 import { JsonlPersistenceError } from './errors'
+import { LineBuffer } from './line-buffer'
 import type { SessionLock } from './lock'
 
 export interface SessionWriterOptions {
@@ -16,7 +17,7 @@ export interface SessionWriterOptions {
   creates: boolean
   /** How long queued lines may wait before they are written (without fsync). */
   flushIntervalMs: number
-  /** Lines per `write` call; reaching it writes at once instead of waiting for the timer. */
+  /** Queued lines that make a batch: reaching it writes at once instead of waiting for the timer. */
   batchLines: number
 }
 
@@ -30,7 +31,8 @@ interface FlushWaiter {
 /**
  * The one writer of one session file (it holds the session's lock).
  *
- * Write-behind: `enqueue` only queues a serialized line. Queued lines are
+ * Write-behind: `enqueue` only queues a serialized line (as bytes, see
+ * `LineBuffer`). Queued lines are
  * written (appended, not synced) when the timer of `flushIntervalMs` fires or
  * a batch fills up; `flush()` writes whatever is queued and then fsyncs the
  * file (and, the first time, its directory when this writer created the file),
@@ -55,8 +57,7 @@ export class SessionWriter {
   lastType: string | undefined
   lastTime: number | undefined
 
-  private lines: string[] = []
-  private head = 0
+  private readonly queue = new LineBuffer()
   private written: number
   private synced: number
   private waiters: FlushWaiter[] = []
@@ -103,18 +104,30 @@ export class SessionWriter {
     return this.closing ?? Promise.resolve()
   }
 
-  /** Queues the line of event `nextSeq` (the caller has checked the seq). */
+  /** Queues the line of event `nextSeq`, already serialized (the caller has checked the seq). */
   enqueue(line: string): void {
-    this.lines.push(line)
+    this.size += this.queue.addLine(line)
+    this.queued()
+  }
+
+  /**
+   * Queues event `nextSeq` (the caller has checked the seq), serializing it.
+   * Throws what `JSON.stringify` throws, queueing nothing.
+   */
+  enqueueEvent(event: AnySessionEvent): void {
+    this.size += this.queue.addEvent(event)
+    this.queued()
+  }
+
+  private queued(): void {
     this.nextSeq++
-    this.size += Buffer.byteLength(line, 'utf8') + 1
     // A running pump writes everything queued before it stops.
     if (!this.pumping) this.arm()
   }
 
   /** Schedules a write: at once when a batch is full, else when the interval has passed. */
   private arm(): void {
-    if (this.lines.length - this.head >= this.options.batchLines) {
+    if (this.queue.lines >= this.options.batchLines) {
       if (!this.immediate) this.immediate = setImmediate(() => ((this.immediate = undefined), this.kick()))
     } else if (!this.timer) {
       this.timer = setTimeout(() => ((this.timer = undefined), this.kick()), this.options.flushIntervalMs)
@@ -140,8 +153,7 @@ export class SessionWriter {
   fail(error: JsonlPersistenceError): void {
     if (this.failure) return
     this.failure = error
-    this.lines = []
-    this.head = 0
+    this.queue.clear()
     for (const waiter of this.waiters.splice(0)) waiter.reject(error)
   }
 
@@ -203,7 +215,7 @@ export class SessionWriter {
       if (this.again) {
         this.again = false
         this.kick()
-      } else if (this.head < this.lines.length && !this.failure && !this.closing) {
+      } else if (this.queue.lines !== 0 && !this.failure && !this.closing) {
         // Lines queued after the pump's last look: back to the timer.
         this.arm()
       }
@@ -216,7 +228,7 @@ export class SessionWriter {
         this.again = false
         if (this.waiters.some((waiter) => waiter.target <= this.written)) {
           await this.sync()
-        } else if (this.head < this.lines.length) {
+        } else if (this.queue.lines !== 0) {
           await this.writeBatch()
         } else {
           break
@@ -233,23 +245,18 @@ export class SessionWriter {
     }
   }
 
+  /** Writes everything queued (the lines queued meanwhile wait for the next batch). */
   private async writeBatch(): Promise<void> {
-    const end = Math.min(this.lines.length, this.head + this.options.batchLines)
-    const count = end - this.head
-    const text = (count === this.lines.length ? this.lines : this.lines.slice(this.head, end)).join('\n') + '\n'
-    this.head = end
-    if (this.head === this.lines.length) {
-      this.lines = []
-      this.head = 0
-    }
-    const bytes = Buffer.from(text, 'utf8')
+    const { blocks, lines } = this.queue.take()
     this.handle ??= await open(this.file, 'a', 0o600)
-    let offset = 0
-    while (offset < bytes.length) {
-      const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset)
-      offset += bytesWritten
+    for (const bytes of blocks) {
+      let offset = 0
+      while (offset < bytes.length) {
+        const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset)
+        offset += bytesWritten
+      }
     }
-    this.written += count
+    this.written += lines
   }
 
   private async sync(): Promise<void> {
