@@ -17,15 +17,17 @@ const ascii = (text: string) => Buffer.from(text, 'latin1')
 const CHUNK_PREFIX = ascii('{"type":"assistant/chunk","seq":')
 const TIME = ascii(',"time":')
 const DATA = ascii(',"data":')
+const DATA_TURN = ascii(',"data":{"turn":')
+const STEP = ascii(',"step":')
 const TRUE = ascii('true')
 const FALSE = ascii('false')
 const NULL = ascii('null')
 
 /**
  * Serialized events waiting to be written: one line per event, in blocks of
- * bytes (each a `Buffer` of 64 KiB, filled in order), so the write-behind
- * queue never holds a string per event and a batch is written without
- * joining strings and encoding them again.
+ * bytes (each a `Buffer` of 64 KiB, filled in order, reused once written),
+ * so the write-behind queue never holds a string per event and a batch is
+ * written without joining strings and encoding them again.
  *
  * An `assistant/chunk` event, most of a streamed session, is encoded
  * straight into the block: its JSON is written field by field, exactly the
@@ -41,9 +43,13 @@ export class LineBuffer {
   /** The number of bytes queued. */
   bytes = 0
 
+  /** Filled blocks waiting to be taken, each with how much of it is filled. */
   private readonly blocks: Buffer[] = []
+  private readonly filled: number[] = []
   private current: Buffer | undefined
   private used = 0
+  /** Written blocks handed back (`release`), reused so that streaming does not allocate a block per 64 KiB. */
+  private readonly spare: Buffer[] = []
 
   /**
    * Queues `event` as one line; returns the bytes it took (newline included).
@@ -68,27 +74,40 @@ export class LineBuffer {
     return this.commit(start, end)
   }
 
-  /** Takes everything queued, in order, as blocks to write, with the number of lines it holds. */
-  take(): { blocks: Buffer[]; lines: number } {
+  /**
+   * Takes everything queued, in order: `blocks` are the bytes to write (views
+   * of the queue's blocks), `lines` the number of lines they hold. Hand the
+   * batch back with `release` once it is written, so its blocks are reused.
+   */
+  take(): QueuedBatch {
     this.close()
-    const blocks = this.blocks.splice(0)
+    const buffers = this.blocks.splice(0)
+    const blocks = buffers.map((buffer, i) => buffer.subarray(0, this.filled[i]))
+    this.filled.length = 0
     const lines = this.lines
     this.lines = 0
     this.bytes = 0
-    return { blocks, lines }
+    return { blocks, lines, buffers }
+  }
+
+  /** Hands back a written batch: its blocks take new lines. */
+  release(batch: QueuedBatch): void {
+    for (const buffer of batch.buffers) {
+      if (buffer.length === BLOCK_BYTES && this.spare.length < MAX_SPARE) this.spare.push(buffer)
+    }
+    batch.buffers.length = 0
   }
 
   /** Drops everything queued. */
   clear(): void {
-    this.take()
+    this.release(this.take())
   }
 
   /** Makes room for `bound` bytes in the current block and returns where they start. */
   private reserve(bound: number): number {
     if (this.current === undefined || this.used + bound > this.current.length) {
       this.close()
-      this.current = Buffer.allocUnsafeSlow(Math.max(BLOCK_BYTES, bound))
-      this.used = 0
+      this.current = bound <= BLOCK_BYTES ? (this.spare.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES)) : Buffer.allocUnsafeSlow(bound)
     }
     return this.used
   }
@@ -102,15 +121,26 @@ export class LineBuffer {
     return taken
   }
 
-  /** Moves the current block, as far as it is filled, to the queue of blocks. */
+  /** Moves the current block to the queue of blocks, unless nothing was written into it. */
   private close(): void {
     if (this.current === undefined || this.used === 0) return
-    this.blocks.push(this.current.subarray(0, this.used))
-    // The rest of the block takes the next lines (the part taken is only read from now on).
-    this.current = this.current.length - this.used >= 4096 ? this.current.subarray(this.used) : undefined
+    this.blocks.push(this.current)
+    this.filled.push(this.used)
+    this.current = undefined
     this.used = 0
   }
 }
+
+/** A batch taken from a `LineBuffer`. */
+export interface QueuedBatch {
+  readonly blocks: readonly Buffer[]
+  readonly lines: number
+  /** The blocks themselves, for `release`. */
+  readonly buffers: Buffer[]
+}
+
+/** How many written blocks a queue keeps for reuse (1 MiB). */
+const MAX_SPARE = 16
 
 /** What the envelope of a chunk line takes besides its data: the prefix, the seq, the time and the braces. */
 const ENVELOPE_BOUND = 96
@@ -140,21 +170,88 @@ function dataBound(value: unknown, depth: number): number {
 /**
  * Writes the line of a chunk event at `at`; returns where it ends, or -1
  * when the event needs `serializeEvent` (the block is then left as it was
- * for the caller: nothing was committed).
+ * for the caller: nothing was committed). Constant runs of bytes are copied
+ * with `set` (a memcpy), not byte by byte.
  */
 function encodeChunk(event: AnySessionEvent, out: Buffer, at: number): number {
   const { seq, time, data } = event
   if (!isPlainInteger(seq) || !isPlainInteger(time) || typeof data !== 'object' || data === null) return -1
-  at = bytes(out, at, CHUNK_PREFIX)
-  at = integer(out, at, seq)
-  at = bytes(out, at, TIME)
-  at = integer(out, at, time)
-  at = bytes(out, at, DATA)
-  at = object(out, at, data as Record<string, unknown>, 2)
-  if (at < 0) return -1
+  out.set(CHUNK_PREFIX, at)
+  at = integer(out, at + CHUNK_PREFIX.length, seq)
+  out.set(TIME, at)
+  at += TIME.length
+  // Chunks streamed within one millisecond share their time: its digits are kept.
+  if (time !== lastTime) {
+    lastTime = time
+    lastTimeDigits = lastTimeBuffer.subarray(0, integer(lastTimeBuffer, 0, time))
+  }
+  out.set(lastTimeDigits, at)
+  at += lastTimeDigits.length
+  const record = data as { turn: unknown; step: unknown; chunk: Record<string, unknown> }
+  const template = templateOf(record)
+  if (template === undefined) {
+    out.set(DATA, at)
+    at = object(out, at + DATA.length, data as Record<string, unknown>, 2)
+    if (at < 0) return -1
+  } else {
+    // `{"turn":T,"step":S,"chunk":{"type":…,"index":I,"<field>":"…"}}`, the order JSON.stringify keeps.
+    out.set(DATA_TURN, at)
+    at = integer(out, at + DATA_TURN.length, record.turn as number)
+    out.set(STEP, at)
+    at = integer(out, at + STEP.length, record.step as number)
+    out.set(template.head, at)
+    at = integer(out, at + template.head.length, record.chunk.index as number)
+    out.set(template.field, at)
+    at = string(out, at + template.field.length, record.chunk[template.key] as string)
+    out[at++] = CLOSE
+    out[at++] = CLOSE
+  }
   out[at] = CLOSE
   return at + 1
 }
+
+/** The bytes around a chunk of one string field, in the documented key order. */
+interface Template {
+  /** `,"chunk":{"type":"…","index":` */
+  readonly head: Buffer
+  readonly key: string
+  /** `,"<key>":` */
+  readonly field: Buffer
+}
+
+const TEMPLATES: Readonly<Record<string, Template | undefined>> = Object.assign(Object.create(null), {
+  'text-delta': template('text-delta', 'text'),
+  'reasoning-delta': template('reasoning-delta', 'text'),
+  'tool-call-delta': template('tool-call-delta', 'argumentsDelta'),
+})
+
+function template(type: string, key: string): Template {
+  return { head: ascii(`,"chunk":{"type":"${type}","index":`), key, field: ascii(`,"${key}":`) }
+}
+
+/** The template of data `{ turn, step, chunk: { type, index, <string field> } }` exactly (key order included), or undefined. */
+function templateOf(data: { turn: unknown; step: unknown; chunk: unknown }): Template | undefined {
+  let n = 0
+  for (const key in data) {
+    if (key !== (n === 0 ? 'turn' : n === 1 ? 'step' : n === 2 ? 'chunk' : '')) return undefined
+    n++
+  }
+  const chunk = data.chunk as Record<string, unknown>
+  if (n !== 3 || !isPlainInteger(data.turn) || !isPlainInteger(data.step) || typeof chunk !== 'object' || chunk === null) return undefined
+  const type = chunk.type
+  const found = typeof type === 'string' ? TEMPLATES[type] : undefined
+  if (found === undefined || !isPlainInteger(chunk.index) || typeof chunk[found.key] !== 'string') return undefined
+  n = 0
+  for (const key in chunk) {
+    if (key !== (n === 0 ? 'type' : n === 1 ? 'index' : n === 2 ? found.key : '')) return undefined
+    n++
+  }
+  return n === 3 ? found : undefined
+}
+
+let lastTime = -1
+const lastTimeBuffer = Buffer.alloc(16)
+let lastTimeDigits = lastTimeBuffer.subarray(0, 0)
 
 function isPlainInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < MAX_PLAIN_INTEGER
@@ -215,15 +312,33 @@ function plainString(out: Buffer, at: number, value: string): number {
   return at
 }
 
+/** A non-negative integer below 1e15, in decimal (what `String` gives). */
 function integer(out: Buffer, at: number, value: number): number {
-  if (value < 10) {
-    out[at] = 48 + value
-    return at + 1
+  if (value <= 0x7fffffff) return small(out, at, value)
+  // Above 31 bits (a time in ms): the high digits, then the low eight, zero-padded; each part fits 31 bits.
+  const high = Math.floor(value / 1e8)
+  let low = value - high * 1e8
+  at = small(out, at, high)
+  for (let end = at + 7; end >= at; end--) {
+    const next = (low / 10) | 0
+    out[end] = 48 + low - next * 10
+    low = next
   }
-  let digits = 0
-  for (let rest = value; rest >= 1; rest = Math.floor(rest / 10)) digits++
+  return at + 8
+}
+
+/** A 31-bit non-negative integer, in decimal. */
+function small(out: Buffer, at: number, value: number): number {
+  const digits =
+    value < 1e5
+      ? value < 10 ? 1 : value < 100 ? 2 : value < 1e3 ? 3 : value < 1e4 ? 4 : 5
+      : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10
   let end = at + digits
-  for (let rest = value; end > at; rest = Math.floor(rest / 10)) out[--end] = 48 + (rest % 10)
+  do {
+    const next = (value / 10) | 0
+    out[--end] = 48 + value - next * 10
+    value = next
+  } while (value !== 0)
   return at + digits
 }
 

@@ -247,16 +247,17 @@ export class SessionWriter {
 
   /** Writes everything queued (the lines queued meanwhile wait for the next batch). */
   private async writeBatch(): Promise<void> {
-    const { blocks, lines } = this.queue.take()
+    const batch = this.queue.take()
     this.handle ??= await open(this.file, 'a', 0o600)
-    for (const bytes of blocks) {
+    for (const bytes of batch.blocks) {
       let offset = 0
       while (offset < bytes.length) {
         const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset)
         offset += bytesWritten
       }
     }
-    this.written += lines
+    this.written += batch.lines
+    this.queue.release(batch)
   }
 
   private async sync(): Promise<void> {

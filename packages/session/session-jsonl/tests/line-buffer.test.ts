@@ -4,7 +4,12 @@ import { LoadedLog, type AnySessionEvent } from '@deepseek-ai/dsh-session'
 import { LineBuffer } from '../src/line-buffer'
 import { serializeEvent } from '../src/line-format'
 
-const bytesOf = (buffer: LineBuffer) => Buffer.concat(buffer.take().blocks)
+const bytesOf = (buffer: LineBuffer) => {
+  const batch = buffer.take()
+  const bytes = Buffer.concat(batch.blocks)
+  buffer.release(batch)
+  return bytes
+}
 
 const chunkEvent = (seq: number, time: number, chunk: unknown, extra: Record<string, unknown> = {}) =>
   ({ type: 'assistant/chunk', seq, time, data: { turn: 1, step: 2, chunk }, ...extra }) as AnySessionEvent
