@@ -71,10 +71,9 @@ export class SessionLog implements Session, PackedLog {
    * each has reached every `session/event` listener as the object it was
    * committed as.
    */
-  private unpacked: number[] = []
-  private unpackedShapes: Shape[] = []
-  /** The argument list of `session/event`, reused while nobody traces dispatches (`internal/dispatch`). */
-  private readonly eventArgs: [SessionLog, AnySessionEvent | undefined] = [this, undefined]
+  private readonly unpacked: number[] = []
+  private readonly unpackedShapes: Shape[] = []
+  private unpackedCount = 0
 
   constructor(
     readonly id: SessionId,
@@ -107,7 +106,7 @@ export class SessionLog implements Session, PackedLog {
       event = this.admit(type, data, this.slots.length, Date.now(), undefined)
     }
     if (this.stage === 'live') this.publish(event)
-    if (this.unpacked.length !== 0 && !this.publishing) this.packChunks()
+    if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
     return event as SessionEvent<K>
   }
 
@@ -220,8 +219,9 @@ export class SessionLog implements Session, PackedLog {
     // Commit.
     this.slots.push(event)
     if (loaded === undefined || envelopeIsPlain(loaded)) {
-      this.unpacked.push(seq)
-      this.unpackedShapes.push(shape)
+      const n = this.unpackedCount++
+      this.unpacked[n] = seq
+      this.unpackedShapes[n] = shape
     }
     return event
   }
@@ -259,20 +259,21 @@ export class SessionLog implements Session, PackedLog {
    * their step closes.
    */
   packChunks(): void {
-    if (this.unpacked.length === 0) return
+    const count = this.unpackedCount
+    if (count === 0) return
     const seqs = this.unpacked
     const shapes = this.unpackedShapes
-    this.unpacked = []
-    this.unpackedShapes = []
     const pack = (this.pack ??= new ChunkPack())
     const slots = this.slots
-    for (let i = 0; i < seqs.length; i++) {
+    // Nothing below calls out, so the lists cannot grow meanwhile; they are reused (by count, not by length).
+    for (let i = 0; i < count; i++) {
       const seq = seqs[i]!
       const event = slots[seq] as SessionEvent<'assistant/chunk'>
       const data = event.data
       const index = pack.add(data.turn, data.step, event.time, data.chunk, shapes[i]!)
       if (index >= 0) slots[seq] = index
     }
+    this.unpackedCount = 0
   }
 
   private project(registered: RegisteredType, event: AnySessionEvent): SessionProjection | undefined {
@@ -324,13 +325,7 @@ export class SessionLog implements Session, PackedLog {
   }
 
   private emit(event: AnySessionEvent): void {
-    const emitter = this.home.emitter
-    // Listeners get the arguments, not the list; a tracer gets the list itself, so it gets its own.
-    let args = this.eventArgs
-    if (emitter.events._hooks['internal/dispatch'] === undefined) args[1] = event
-    else args = [this, event]
-    emitter.emit(this.filter, 'session/event', args, this.onListenerError)
-    this.eventArgs[1] = undefined
+    this.home.emitter.emit(this.filter, 'session/event', [this, event], this.onListenerError)
   }
 }
 
