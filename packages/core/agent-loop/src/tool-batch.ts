@@ -2,40 +2,57 @@ import type { Agent, AdditionalContext } from '@deepseek-ai/dsh-agent'
 import { createToolResultMessage, type ToolCallBlock, type UserMessage } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 
-/** What one tool call produced, as `ctx.tools.execute` returns it. */
+/** What one tool call produced, as `ctx.tools` resolves it. */
 export interface CallOutcome {
   message: UserMessage
   error?: { code: string; message: string }
   contexts: readonly AdditionalContext[]
 }
 
+type Call = { id: ToolCallBlock['id']; name: string; arguments: string }
+
+/** One call staged through `ctx.tools` (see `ToolRegistry.plan`). */
+export interface BatchPlan {
+  run(): Promise<void>
+  finish(): Promise<CallOutcome>
+}
+
 /** The part of `ctx.tools` a batch needs. */
 export interface BatchTools {
-  execute(call: { id: ToolCallBlock['id']; name: string; arguments: string }, options: { agent: Agent; signal: AbortSignal }): Promise<CallOutcome>
-  isConcurrencySafe(call: { id: ToolCallBlock['id']; name: string; arguments: string }, agent?: Agent): boolean
+  plan(call: Call, options: { agent: Agent; signal: AbortSignal }): Promise<BatchPlan>
+  isConcurrencySafe(call: Call, agent?: Agent): boolean
 }
 
 export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dispatch'
 
-type CallState = 'pending' | 'running' | 'settled'
-
 /**
  * One step's tool calls (R-TOOL-3).
  *
- * Exclusive calls are barriers; concurrency-safe calls run in a rolling pool of
- * `maxParallel`, each reclassified just before it starts. Only the bodies
+ * Exclusive calls are barriers (every earlier call has finished before one
+ * starts, and it finishes before a later call starts); concurrency-safe calls
+ * run in a rolling pool of `maxParallel`, each reclassified just before it
+ * starts. Only the bodies
  * overlap: calls start in model order (each logging its `tool/call` as it
- * starts), and results are logged in model order, each as soon as every
- * earlier result is in. Once the signal aborts, no further call starts; the
- * running ones are drained and keep their real results, and `finishAborted`
- * gives every call that never started a synthetic `tool/call` +
- * `ABORTED_BEFORE_DISPATCH` result, still in model order (R-CAN-4).
+ * starts), their policy stages (`tools/pre-execute`, approval, guards) run one
+ * after another in model order, and their result stages (`tools/post-execute`,
+ * `tools/result`) and `tool/result` entries follow model order too. Once the
+ * signal aborts, no further call starts; running bodies drain and keep their
+ * real results, and `finishAborted` gives every call that never started its
+ * `tool/call` and an `ABORTED_BEFORE_DISPATCH` result, still in model order
+ * (R-CAN-4).
  */
 export class ToolBatch {
-  private readonly states: CallState[]
+  private readonly started: boolean[]
   private readonly outcomes: (CallOutcome | undefined)[]
-  private readonly running = new Set<Promise<void>>()
+  /** Bodies under way: the pool's occupancy. */
+  private readonly bodies = new Set<Promise<void>>()
+  /** The tail of the policy stages, in model order. */
+  private policy: Promise<unknown> = Promise.resolve()
+  /** The tail of the result stages, in model order: settles when every started call's result is logged. */
+  private results: Promise<void> = Promise.resolve()
   private logged = 0
+  /** How many calls have started. */
+  private count = 0
 
   constructor(
     private readonly calls: readonly ToolCallBlock[],
@@ -47,50 +64,70 @@ export class ToolBatch {
     private readonly maxParallel: number,
     private readonly signal: AbortSignal,
   ) {
-    this.states = calls.map(() => 'pending')
+    this.started = calls.map(() => false)
     this.outcomes = calls.map(() => undefined)
   }
 
-  /** Runs calls until all are settled or the signal aborts; then waits for the running ones. */
+  /** Runs calls until all are settled or the signal aborts; then waits for the ones under way. */
   async run(): Promise<void> {
     for (let i = 0; i < this.calls.length; i++) {
       for (;;) {
         if (this.signal.aborted) return this.drain()
         const safe = this.maxParallel > 1 && this.classify(this.calls[i]!)
-        if (safe && this.running.size < this.maxParallel) {
-          this.start(i)
-          break
+        if (safe) {
+          if (this.bodies.size < this.maxParallel) {
+            this.start(i)
+            break
+          }
+          // Wait for room, then classify again.
+          await Promise.race(this.bodies)
+          continue
         }
-        if (!safe && this.running.size === 0) {
-          await this.start(i)
-          break
+        // An exclusive call is a barrier: every earlier call has finished (its result logged)
+        // before it starts, and it finishes before any later call starts.
+        if (this.logged < this.count) {
+          await this.drain()
+          continue
         }
-        // Wait for room (or, for an exclusive call, for the pool to empty), then classify again.
-        await (safe ? Promise.race(this.running) : Promise.all(this.running))
+        this.start(i)
+        await this.drain()
+        break
       }
     }
     await this.drain()
   }
 
-  /** Waits for every running call and logs the results that are due. */
+  /** Waits until every started call's result is logged. */
   async drain(): Promise<void> {
-    while (this.running.size) await Promise.all(this.running)
+    let tail
+    do {
+      tail = this.results
+      await tail
+    } while (tail !== this.results)
   }
 
-  /** Synthetic entries for every call that never started; call after `run`/`drain` under an abort. */
-  finishAborted(): void {
+  /**
+   * Every call that never started gets its `tool/call` and its result, given
+   * up on through `ctx.tools` (so `tools/result` observers see it end), in
+   * model order. Call after `run`/`drain` once the signal aborted.
+   */
+  async finishAborted(): Promise<void> {
+    await this.drain()
     for (let i = 0; i < this.calls.length; i++) {
-      if (this.states[i] !== 'pending') continue
+      if (this.started[i]) continue
+      this.started[i] = true
       const call = this.calls[i]!
-      this.states[i] = 'settled'
-      this.session.append('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
-      this.outcomes[i] = {
-        message: createToolResultMessage({ callId: call.id, content: ABORTED_BEFORE_DISPATCH_TEXT, isError: true }),
-        error: { code: 'ABORTED_BEFORE_DISPATCH', message: 'tool call aborted before dispatch' },
-        contexts: [],
+      this.logCall(call)
+      let outcome: CallOutcome
+      try {
+        outcome = await (await this.tools.plan(call, { agent: this.agent, signal: this.signal })).finish()
+      } catch {
+        outcome = abortedBeforeDispatch(call)
       }
+      this.outcomes[i] = outcome
+      this.count++
+      this.logDue()
     }
-    this.logDue()
   }
 
   /** Contexts the settled calls deferred, in model order. */
@@ -108,21 +145,33 @@ export class ToolBatch {
     }
   }
 
-  private start(index: number): Promise<void> {
+  /** Starts call `index`: its policy after the previous call's, its body as soon as policy passed. */
+  private start(index: number): void {
     const call = this.calls[index]!
-    this.states[index] = 'running'
-    this.session.append('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
-    const task = Promise.resolve()
-      .then(() => this.tools.execute(call, { agent: this.agent, signal: this.signal }))
+    this.started[index] = true
+    this.count++
+    this.logCall(call)
+    const planned = this.policy.then(() => this.tools.plan(call, { agent: this.agent, signal: this.signal }))
+    this.policy = planned.catch(() => undefined)
+    const body: Promise<void> = planned.then(
+      (plan) => plan.run(),
+      () => undefined,
+    )
+    this.bodies.add(body)
+    void body.then(() => this.bodies.delete(body))
+    const previous = this.results
+    this.results = Promise.all([previous, body])
+      .then(() => planned)
+      .then((plan) => plan.finish())
       .catch((error: unknown) => brokenPipeline(call, error))
       .then((outcome) => {
-        this.states[index] = 'settled'
         this.outcomes[index] = outcome
-        this.running.delete(task)
         this.logDue()
       })
-    this.running.add(task)
-    return task
+  }
+
+  private logCall(call: ToolCallBlock): void {
+    this.session.append('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
   }
 
   /** Logs every result whose predecessors are all logged. */
@@ -141,7 +190,15 @@ export class ToolBatch {
   }
 }
 
-/** `ctx.tools.execute` never rejects by contract; if it does anyway, the call still gets a result. */
+function abortedBeforeDispatch(call: ToolCallBlock): CallOutcome {
+  return {
+    message: createToolResultMessage({ callId: call.id, content: ABORTED_BEFORE_DISPATCH_TEXT, isError: true }),
+    error: { code: 'ABORTED_BEFORE_DISPATCH', message: 'tool call aborted before dispatch' },
+    contexts: [],
+  }
+}
+
+/** `ctx.tools` never rejects by contract; if it does anyway, the call still gets a result. */
 function brokenPipeline(call: ToolCallBlock, error: unknown): CallOutcome {
   const message = error instanceof Error ? error.message : String(error)
   return {

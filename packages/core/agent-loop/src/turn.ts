@@ -450,8 +450,7 @@ async function closeInterruptedStep(agent: ReactLoopAgent, state: TurnState, ste
   }
   if (step.calls.length) {
     step.batch ??= new ToolBatch(step.calls, agent.session, agent.env.tools, agent, step.turn, step.step, 1, state.holder.signal)
-    await step.batch.drain()
-    step.batch.finishAborted()
+    await step.batch.finishAborted()
   }
   settleResults(agent, step)
   stopDeferring(agent, step)

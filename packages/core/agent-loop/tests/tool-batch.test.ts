@@ -157,4 +157,58 @@ describe('tool batches (R-TOOL-3)', () => {
     expect(transcript(model.requests[1]!.messages).at(-1)).toMatch(/^user: result Error: /)
     expect(trace(a.session).at(-1)).toBe('turn/end 1 completed')
   })
+
+  it('only the bodies overlap: policy stages, result stages and tools/result follow model order', async () => {
+    const log: string[] = []
+    const { tool, release } = gatedTool('read', { safe: true, log })
+    const { agent, root } = await spine({ tools: [tool], model: { script: [{ toolCalls: calls('read', ['a', 'b']), answer: 'done' }] } })
+    const policyA = deferred()
+    root.on('tools/pre-execute', async (invocation, next) => {
+      const key = (invocation.args as { key: string }).key
+      log.push(`pre ${key} start`)
+      if (key === 'a') await policyA.promise
+      log.push(`pre ${key} end`)
+      return next()
+    })
+    root.on('tools/post-execute', async (invocation, _output, next) => {
+      log.push(`post ${(invocation.args as { key: string }).key}`)
+      return next()
+    })
+    root.on('tools/result', (_agent, call) => void log.push(`result ${JSON.parse(call.arguments).key}`))
+    const a = await agent()
+    a.followup('go')
+    await settle()
+    expect(log).toEqual(['pre a start'])
+    policyA.resolve()
+    await settle()
+    // a's body starts once its policy passed; b's policy waits for a's, not for a's body.
+    expect(log).toEqual(['pre a start', 'pre a end', 'start a', 'pre b start', 'pre b end', 'start b'])
+    release('b')
+    await settle()
+    expect(log.slice(6)).toEqual(['end b'])
+    release('a')
+    await a.whenIdle()
+    expect(log.slice(6)).toEqual(['end b', 'end a', 'post a', 'result a', 'post b', 'result b'])
+  })
+
+  it('calls a cancel kept from starting still end on tools/result, as ABORTED_BEFORE_DISPATCH', async () => {
+    const log: string[] = []
+    const { tool } = gatedTool('write', { safe: false, log })
+    const { agent, root, model } = await spine({ tools: [tool], model: { script: [{ toolCalls: calls('write', ['a', 'b']), answer: 'x' }] } })
+    const results: string[] = []
+    root.on('tools/result', (_agent, _call, result) => void results.push(result.error?.code ?? 'ok'))
+    const a = await agent()
+    const control = model.control()
+    a.followup('go')
+    await control.started
+    // Stream the two calls, then cancel before the batch starts.
+    await control.push(
+      { type: 'tool-call-delta', index: 0, id: 'c1' as never, name: 'write', argumentsDelta: '{"key":"a"}' },
+      { type: 'tool-call-delta', index: 1, id: 'c2' as never, name: 'write', argumentsDelta: '{"key":"b"}' },
+    )
+    a.cancel({ kind: 'user' })
+    await a.whenIdle()
+    expect(log).toEqual([])
+    expect(results).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH'])
+  })
 })

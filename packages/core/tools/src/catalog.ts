@@ -13,7 +13,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { schemaOf } from './definition'
-import { executeCall, type PipelineHost } from './pipeline'
+import { executeCall, planCall, type PipelineHost, type ToolCallPlan } from './pipeline'
 import type { ToolCall, ToolCallResult, ToolChange, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
 /** One registration: the definition, its frozen wire schema, and its registration order. */
@@ -102,6 +102,10 @@ export class ToolCatalog implements PipelineHost {
     } catch {
       return false
     }
+  }
+
+  plan(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallPlan> {
+    return planCall(this, call, options)
   }
 
   execute(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallResult> {

@@ -8,6 +8,7 @@ export type { DefineToolOptions, ZodObjectSchema } from './define-tool'
 export { ToolError, isToolError } from './errors'
 export type { ToolErrorCode, ToolErrorCodeMap } from './errors'
 export type { ApprovalRequest, ToolApproval } from './approval'
+export type { ToolCallPlan } from './pipeline'
 export type {
   DeferredContext,
   PostExecuteDecision,

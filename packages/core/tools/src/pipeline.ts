@@ -37,42 +37,106 @@ const ACCEPT: PostExecuteDecision = Object.freeze({ kind: 'accept' })
 const neverAborted = new AbortController().signal
 
 /**
- * One call through the pipeline (R-TOOL-1): lookup → arguments →
- * `tools/pre-execute` (→ approval) → guards → `tools/execute` around the body
- * → `tools/post-execute` → `finalizeContent` → `tools/result`. Every failure
- * becomes an error result with a code; this function never rejects (R-TOOL-2).
+ * One call staged through the pipeline, so that a caller running several
+ * calls can keep everything but the bodies in model order (R-TOOL-3): the
+ * policy stage is over when the plan resolves; `run()` runs the body;
+ * `finish()` reviews and finalizes the output and emits `tools/result`.
  */
-export async function executeCall(
-  host: PipelineHost,
-  call: ToolCall,
-  options: { agent: Agent; signal?: AbortSignal },
-): Promise<ToolCallResult> {
-  const callId = String(call?.id) as CallId
-  const run = new CallRun()
-  let result: ToolCallResult
-  try {
-    result = await runPipeline(host, call, options.agent, options.signal ?? neverAborted, run)
-  } catch (error) {
-    if (isToolError(error)) {
-      // A blocked result withholds what the body deferred too: it may repeat the withheld output.
-      result = errorResult(callId, error.code, error.message, error.code === 'BLOCKED' ? [] : run.contexts)
-    } else {
-      result = errorResult(callId, 'TOOL_ERROR', messageOf(error, 'tool failed'), run.contexts)
-    }
-  } finally {
-    run.close()
-  }
-  try {
-    if (heard(host.events, 'tools/result')) host.emitter.emit(host.filter(options.agent), 'tools/result', [options.agent, call, result], (error) =>
-      host.reportListenerError('tools/result', error),
-    )
-  } catch (error) {
-    host.reportListenerError('tools/result', error)
-  }
-  return result
+export interface ToolCallPlan {
+  /**
+   * Runs the body inside `tools/execute`, and resolves once it settled (never
+   * rejects). Does nothing for a call that policy refused, or when called
+   * again. A call whose signal aborted before this runs never starts.
+   */
+  run(): Promise<void>
+  /**
+   * `tools/post-execute` → `finalizeContent` → `tools/result`, and the
+   * result. Never rejects (R-TOOL-2). A call whose body never ran gets
+   * `ABORTED_BEFORE_DISPATCH`. Call once, after `run()` settled (or instead
+   * of it, to give up on the call).
+   */
+  finish(): Promise<ToolCallResult>
 }
 
-async function runPipeline(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal, run: CallRun): Promise<ToolCallResult> {
+/**
+ * Stages one call (R-TOOL-1): lookup → arguments → `tools/pre-execute` (→
+ * approval) → guards, resolved as a plan whose `run()` is the body (inside
+ * `tools/execute`) and whose `finish()` is `tools/post-execute` →
+ * `finalizeContent` → `tools/result`. Every failure becomes an error result
+ * with a code; nothing here rejects (R-TOOL-2).
+ */
+export async function planCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): Promise<ToolCallPlan> {
+  const { agent } = options
+  const signal = options.signal ?? neverAborted
+  const callId = String(call?.id) as CallId
+  const run = new CallRun()
+  let staged: { tool: ToolDefinition; invocation: ToolInvocation; filter: SubjectFilter } | undefined
+  let failure: { error: unknown } | undefined
+  let output: ToolOutput | undefined
+  let ran = false
+  try {
+    staged = await admitCall(host, call, agent, signal)
+  } catch (error) {
+    failure = { error }
+  }
+  return {
+    async run() {
+      if (ran || failure || !staged) return
+      ran = true
+      try {
+        if (signal.aborted) throw abortedBeforeDispatch()
+        const { tool, invocation, filter } = staged
+        output = checkOutput(await dispatchCall(host.events, filter, invocation, run, tool.timeoutMs ?? (host.defaultTimeoutMs || undefined)), 'the tool output')
+      } catch (error) {
+        failure = { error }
+      }
+    },
+    async finish() {
+      let result: ToolCallResult
+      try {
+        if (failure) throw failure.error
+        if (!ran || !staged) throw abortedBeforeDispatch()
+        result = await settle(host, staged.tool, staged.invocation, staged.filter, run, output!, signal)
+      } catch (error) {
+        result = failed(callId, error, run)
+      } finally {
+        run.close()
+      }
+      try {
+        if (heard(host.events, 'tools/result')) host.emitter.emit(host.filter(agent), 'tools/result', [agent, call, result], (error) =>
+          host.reportListenerError('tools/result', error),
+        )
+      } catch (error) {
+        host.reportListenerError('tools/result', error)
+      }
+      return result
+    },
+  }
+}
+
+/** One call through the whole pipeline: `planCall`, then its body, then its result. Never rejects. */
+export async function executeCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): Promise<ToolCallResult> {
+  const plan = await planCall(host, call, options)
+  await plan.run()
+  return plan.finish()
+}
+
+/** The error result of a failed stage. */
+function failed(callId: CallId, error: unknown, run: CallRun): ToolCallResult {
+  if (isToolError(error)) {
+    // A blocked result withholds what the body deferred too: it may repeat the withheld output.
+    return errorResult(callId, error.code, error.message, error.code === 'BLOCKED' ? [] : run.contexts)
+  }
+  return errorResult(callId, 'TOOL_ERROR', messageOf(error, 'tool failed'), run.contexts)
+}
+
+/** The policy stage: lookup, arguments, `tools/pre-execute` (and approval), guards. Throws the refusal. */
+async function admitCall(
+  host: PipelineHost,
+  call: ToolCall,
+  agent: Agent,
+  signal: AbortSignal,
+): Promise<{ tool: ToolDefinition; invocation: ToolInvocation; filter: SubjectFilter }> {
   if (signal.aborted) throw abortedBeforeDispatch()
   const tool = typeof call.name === 'string' ? host.definition(call.name, agent) : undefined
   if (!tool) throw new ToolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(String(call.name))}`)
@@ -96,11 +160,20 @@ async function runPipeline(host: PipelineHost, call: ToolCall, agent: Agent, sig
     }
     if (verdict && verdict.kind === 'deny') throw denied(verdict.reason)
   }
-  if (signal.aborted) throw abortedBeforeDispatch()
+  return { tool, invocation, filter }
+}
 
-  let output = checkOutput(await dispatchCall(host.events, filter, invocation, run, tool.timeoutMs ?? (host.defaultTimeoutMs || undefined)), 'the tool output')
-  output = await review(host, filter, invocation, output)
-
+/** The result stage: `tools/post-execute`, then `finalizeContent`. */
+async function settle(
+  host: PipelineHost,
+  tool: ToolDefinition,
+  invocation: ToolInvocation,
+  filter: SubjectFilter,
+  run: CallRun,
+  body: ToolOutput,
+  signal: AbortSignal,
+): Promise<ToolCallResult> {
+  const output = await review(host, filter, invocation, body)
   const runContext = run.context(invocation, signal)
   let content
   try {

@@ -4,6 +4,7 @@ import type { ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { Context, Service } from './cordis'
 import { ToolCatalog } from './catalog'
+import type { ToolCallPlan } from './pipeline'
 import type { ToolCall, ToolCallResult, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
 declare module 'cordis' {
@@ -94,6 +95,18 @@ export class ToolRegistry extends Service {
    */
   execute(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallResult> {
     return this.catalog.execute(call, options)
+  }
+
+  /**
+   * The same pipeline in three stages, for a caller that runs several calls
+   * at once and keeps everything but the bodies in model order (R-TOOL-3):
+   * the returned promise resolves once the policy stage (lookup, arguments,
+   * `tools/pre-execute`, approval, guards) is over; `plan.run()` runs the
+   * body; `plan.finish()` reviews, finalizes, emits `tools/result` and
+   * resolves the result. `execute` is `plan`, `run`, `finish` in a row.
+   */
+  plan(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallPlan> {
+    return this.catalog.plan(call, options)
   }
 
   /** Increments whenever a registration changes; a cheap cache key for derived data. */
