@@ -70,6 +70,8 @@ export class ChunkPack {
   /** ASCII bytes appended since the last string part (`addParts`), turned into one part when needed. */
   private stage: Buffer | undefined
   private staged = 0
+  private lastRun = 0
+  private lastPage = 0
 
   /**
    * Packs one chunk whose data had shape `shape` (`chunkDataShape`), at
@@ -169,7 +171,7 @@ export class ChunkPack {
   /** The `assistant/chunk` event of packed chunk `i`, at `seq`: a new deep-frozen object. */
   event(i: number, seq: number): AnySessionEvent {
     if (i >= this.pendingStart) this.seal()
-    const page = lastAtMost(this.pageStarts, i)
+    const page = this.pageOf(i)
     const text = this.pages[page]!
     const start = i === this.pageStarts[page] ? 0 : this.ends[i - 1]!
     const end = this.ends[i]!
@@ -268,8 +270,20 @@ export class ChunkPack {
     this.staged = 0
   }
 
+  /** The run of chunk `i`; the last answer is tried first, since readers mostly go through the log in order. */
   private runOf(i: number): number {
-    return lastAtMost(this.runStarts, i)
+    const starts = this.runStarts
+    const last = this.lastRun
+    if (last < starts.length && starts[last]! <= i && (last + 1 === starts.length || i < starts[last + 1]!)) return last
+    return (this.lastRun = lastAtMost(starts, i))
+  }
+
+  /** The sealed page of chunk `i` (the last answer tried first, as for runs). */
+  private pageOf(i: number): number {
+    const starts = this.pageStarts
+    const last = this.lastPage
+    if (last < starts.length && starts[last]! <= i && (last + 1 === starts.length || i < starts[last + 1]!)) return last
+    return (this.lastPage = lastAtMost(starts, i))
   }
 
   private grow(): void {

@@ -36,24 +36,39 @@ const views = new WeakMap<object, LoadedLog>()
  *   and replays it on the trusted path: JSON.parse output is lossless JSON by
  *   construction, so the generic lossless-JSON walk is skipped, while the
  *   shape checks, the structural invariants (R-SES-4), the projection and the
- *   deep freeze all run. The session copies the entry list and shares the
- *   packed chunks; pushing more afterwards does not change that session.
+ *   deep freeze all run. The session takes over the entry list (no copy;
+ *   the log copies its entries before it pushes again, and a second
+ *   session prepared from it gets a copy) and shares the packed chunks:
+ *   pushing more afterwards changes neither that session nor the view.
  */
 export class LoadedLog {
   /** The events pushed so far, as a read-only array (what `LoadedSession.events` carries). */
   readonly events: readonly AnySessionEvent[]
-  // The entries: an event object, or the index of a packed chunk in `pack`.
-  private readonly slots: Slot[] = []
+  // The entries: an event object, or the index of a packed chunk in `pack`. Once a session has
+  // adopted the array (`loadedEntries`), it appends to it: this log then reads only its first
+  // `count` entries, and copies them before pushing more.
+  private slots: Slot[] = []
+  private count = 0
+  private adopted = false
   private readonly pack = new ChunkPack()
 
   constructor() {
-    this.events = createEventsView({ slots: this.slots, pack: this.pack })
+    const log = this
+    this.events = createEventsView({
+      get slots() {
+        return log.slots
+      },
+      pack: this.pack,
+      get length() {
+        return log.count
+      },
+    })
     views.set(this.events, this)
   }
 
   /** The number of events pushed. */
   get length(): number {
-    return this.slots.length
+    return this.count
   }
 
   /**
@@ -62,10 +77,11 @@ export class LoadedLog {
    */
   push(event: unknown): void {
     if (event === null || typeof event !== 'object' || Array.isArray(event)) {
-      throw new SessionError('INVALID_EVENT', `event ${this.slots.length} is not an object`, { seq: this.slots.length })
+      throw new SessionError('INVALID_EVENT', `event ${this.count} is not an object`, { seq: this.count })
     }
+    this.own()
     const loose = event as { type?: unknown; seq?: unknown; time?: unknown; data?: unknown }
-    if (loose.type === 'assistant/chunk' && loose.seq === this.slots.length && envelopeIsPlain(event)) {
+    if (loose.type === 'assistant/chunk' && loose.seq === this.count && envelopeIsPlain(event)) {
       const data = loose.data as { turn: number; step: number; chunk: Record<string, unknown> }
       const time = loose.time
       if (typeof time === 'number' && Number.isFinite(time) && typeof data === 'object' && data !== null) {
@@ -73,13 +89,13 @@ export class LoadedLog {
         if (shape !== -1) {
           const index = this.pack.add(data.turn, data.step, time, data.chunk, shape)
           if (index >= 0) {
-            this.slots.push(index)
+            this.slots[this.count++] = index
             return
           }
         }
       }
     }
-    this.slots.push(event as AnySessionEvent)
+    this.slots[this.count++] = event as AnySessionEvent
   }
 
   /**
@@ -95,15 +111,33 @@ export class LoadedLog {
    * The result is the same as `push(JSON.parse(text))`.
    */
   pushChunkJson(bytes: Uint8Array, start: number, end: number): boolean {
-    const index = packChunkJson(this.pack, bytes, start, end, this.slots.length)
+    this.own()
+    const index = packChunkJson(this.pack, bytes, start, end, this.count)
     if (index < 0) return false
-    this.slots.push(index)
+    this.slots[this.count++] = index
     return true
+  }
+
+  /** Makes the entry list this log's own again after a session adopted it. */
+  private own(): void {
+    if (!this.adopted) return
+    this.slots = this.slots.slice(0, this.count)
+    this.adopted = false
   }
 }
 
-/** The entries and packed chunks behind `events`, when `events` is the view of a `LoadedLog`. */
-export function loadedEntries(events: readonly AnySessionEvent[]): { readonly slots: readonly Slot[]; readonly pack: ChunkPack } | undefined {
+/**
+ * The entries and packed chunks behind `events`, when `events` is the view of
+ * a `LoadedLog`, for a session to adopt as its storage: the log's own array
+ * the first time (the log copies it before pushing again), a copy of its
+ * entries after that (another session owns the array by then).
+ */
+export function loadedEntries(events: readonly AnySessionEvent[]): { readonly slots: Slot[]; readonly pack: ChunkPack } | undefined {
   const log = views.get(events)
-  return log && { slots: log['slots'], pack: log['pack'] }
+  if (log === undefined) return undefined
+  const count = log['count']
+  const slots = log['adopted'] ? log['slots'].slice(0, count) : log['slots']
+  if (slots.length !== count) slots.length = count
+  log['adopted'] = true
+  return { slots, pack: log['pack'] }
 }

@@ -6,14 +6,20 @@ import type { AnySessionEvent } from './types'
 /** One log entry as stored: the event object, or the index of a packed `assistant/chunk` in the log's `ChunkPack`. */
 export type Slot = AnySessionEvent | number
 
-/** Where a view reads from. `slots` only grows; `pack` may appear later (it is read on every access). */
+/**
+ * Where a view reads from: the first `length` entries of `slots` (the array
+ * may hold more, e.g. while a session replays a log it adopted). Every field
+ * is read on every access: `slots` only grows, `pack` may appear later.
+ */
 export interface PackedLog {
   readonly slots: readonly Slot[]
   readonly pack: ChunkPack | undefined
+  readonly length: number
 }
 
 /** The event at `seq`, rebuilt when it is packed; `undefined` past the end. */
 export function eventAt(log: PackedLog, seq: number): AnySessionEvent | undefined {
+  if (seq >= log.length) return undefined
   const slot = log.slots[seq]
   return typeof slot === 'number' ? log.pack!.event(slot, seq) : slot
 }
@@ -48,7 +54,7 @@ class EntryIterator implements IterableIterator<AnySessionEvent> {
 
   next(): IteratorResult<AnySessionEvent> {
     const seq = this.seq
-    if (seq >= this.log.slots.length) return { value: undefined, done: true }
+    if (seq >= this.log.length) return { value: undefined, done: true }
     this.seq = seq + 1
     return { value: eventAt(this.log, seq)!, done: false }
   }
@@ -78,6 +84,7 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
   let cachedSeq = -1
   let cached: AnySessionEvent | undefined
   const at = (seq: number): AnySessionEvent | undefined => {
+    if (seq >= log.length) return undefined
     const slot = log.slots[seq]
     if (typeof slot !== 'number') return slot
     if (seq !== cachedSeq) {
@@ -101,13 +108,13 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
   }
   const methods: Record<string, (...args: any[]) => unknown> = {
     at(index: unknown) {
-      const length = log.slots.length
+      const length = log.length
       let n = Math.trunc(Number(index)) || 0
       if (n < 0) n += length
       return n >= 0 && n < length ? at(n) : undefined
     },
     slice(start?: unknown, end?: unknown) {
-      const length = log.slots.length
+      const length = log.length
       const from = relative(start, length, 0)
       const to = relative(end, length, length)
       const out: AnySessionEvent[] = []
@@ -115,17 +122,17 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
       return out
     },
     indexOf(value: unknown, fromIndex?: unknown) {
-      const length = log.slots.length
+      const length = log.length
       return search(value, relative(fromIndex, length, 0), length, 1)
     },
     lastIndexOf(value: unknown, fromIndex?: unknown) {
-      const length = log.slots.length
+      const length = log.length
       const from = fromIndex === undefined ? length - 1 : Math.min(relative(fromIndex, length, length - 1), length - 1)
       if (fromIndex !== undefined && Math.trunc(Number(fromIndex)) < -length) return -1
       return search(value, from, -1, -1)
     },
     includes(value: unknown, fromIndex?: unknown) {
-      const length = log.slots.length
+      const length = log.length
       return search(value, relative(fromIndex, length, 0), length, 1) >= 0
     },
     values() {
@@ -137,7 +144,7 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
   Object.defineProperty(target, inspect.custom, {
     configurable: true,
     value: (_depth: number, options: object) => {
-      const length = log.slots.length
+      const length = log.length
       const shown = methods.slice!(0, Math.min(length, 100)) as AnySessionEvent[]
       const text = inspect(shown, options)
       return length > shown.length ? `${text.slice(0, -1).trimEnd()}, ... ${length - shown.length} more events ]` : text
@@ -148,7 +155,7 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
       if (typeof key === 'string') {
         const seq = toIndex(key)
         if (seq >= 0) return at(seq)
-        if (key === 'length') return log.slots.length
+        if (key === 'length') return log.length
         const method = methods[key]
         if (method !== undefined && Object.hasOwn(methods, key)) return method
       } else if (key === Symbol.iterator) {
@@ -159,21 +166,21 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
     has(_target, key) {
       if (typeof key === 'string') {
         const seq = toIndex(key)
-        if (seq >= 0) return seq < log.slots.length
+        if (seq >= 0) return seq < log.length
       }
       return Reflect.has(target, key)
     },
     ownKeys() {
       const keys: string[] = []
-      for (let seq = 0; seq < log.slots.length; seq++) keys.push(String(seq))
+      for (let seq = 0; seq < log.length; seq++) keys.push(String(seq))
       keys.push('length')
       return keys
     },
     getOwnPropertyDescriptor(_target, key) {
       if (typeof key !== 'string') return undefined
-      if (key === 'length') return { value: log.slots.length, writable: true, enumerable: false, configurable: false }
+      if (key === 'length') return { value: log.length, writable: true, enumerable: false, configurable: false }
       const seq = toIndex(key)
-      if (seq < 0 || seq >= log.slots.length) return undefined
+      if (seq < 0 || seq >= log.length) return undefined
       return { value: at(seq), writable: false, enumerable: true, configurable: true }
     },
     set: readOnly,

@@ -47,8 +47,14 @@ const noMessages: readonly Message[] = []
  * packed index instead of the event, and `events[seq]` rebuilds it on read.
  */
 export class SessionLog implements Session, PackedLog {
-  /** The log: each entry is the event, or the index of a packed chunk in `pack`. */
-  readonly slots: Slot[] = []
+  /**
+   * The log: each entry is the event, or the index of a packed chunk in
+   * `pack`. Its first `length` entries are committed; a session replaying a
+   * loaded log it adopted (`adopt`) holds the rest of that log beyond them.
+   */
+  slots: Slot[] = []
+  /** The number of committed entries (the log's length, what `events` shows). */
+  length = 0
   pack: ChunkPack | undefined
   /** The read-only view readers get (`session.events`). */
   readonly events: readonly AnySessionEvent[]
@@ -101,9 +107,9 @@ export class SessionLog implements Session, PackedLog {
     let event: AnySessionEvent
     let shape: Shape | -1
     if (type === 'assistant/chunk' && !this.projecting && typeof data === 'object' && data !== null && (shape = chunkDataShape(data)) !== -1) {
-      event = this.admitChunk(data as unknown as ChunkData, shape, this.slots.length, Date.now(), undefined)
+      event = this.admitChunk(data as unknown as ChunkData, shape, this.length, Date.now(), undefined)
     } else {
-      event = this.admit(type, data, this.slots.length, Date.now(), undefined)
+      event = this.admit(type, data, this.length, Date.now(), undefined)
     }
     if (this.stage === 'live') this.publish(event)
     if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
@@ -187,7 +193,8 @@ export class SessionLog implements Session, PackedLog {
       if (registered?.projector) projection = this.project(registered, event)
     }
     // Commit: nothing below throws.
-    this.slots.push(event)
+    this.slots[seq] = event
+    this.length = seq + 1
     if (kind !== undefined) {
       this.structure.apply(kind, data, seq)
       const message = defaultProjection(kind, data as Record<string, any>)
@@ -217,7 +224,8 @@ export class SessionLog implements Session, PackedLog {
         ? (Object.freeze({ type: CHUNK, seq, time, data }) as AnySessionEvent)
         : this.envelope(CHUNK, seq, time, data, false, loaded)
     // Commit.
-    this.slots.push(event)
+    this.slots[seq] = event
+    this.length = seq + 1
     if (loaded === undefined || envelopeIsPlain(loaded)) {
       const n = this.unpackedCount++
       this.unpacked[n] = seq
@@ -244,10 +252,22 @@ export class SessionLog implements Session, PackedLog {
    * A packed chunk of a loaded log (`LoadedLog`), replayed: `index` in `pack`,
    * of step `step` of turn `turn`. Its structure is checked and its slot kept.
    */
-  admitPacked(pack: ChunkPack, index: number, turn: number, step: number, seq: number): void {
+  admitPacked(index: number, turn: number, step: number, seq: number): void {
     this.structure.checkChunk(turn, step, seq)
+    this.slots[seq] = index
+    this.length = seq + 1
+  }
+
+  /**
+   * Takes `slots`, the entries of a loaded log whose chunks are packed in
+   * `pack`, as this (empty) session's own storage, to be replayed entry by
+   * entry: `length` grows as they are committed, so a projector still sees
+   * only the log before its event. The session packs its own chunks into the
+   * same `pack` from then on.
+   */
+  adopt(slots: Slot[], pack: ChunkPack): void {
+    this.slots = slots
     this.pack = pack
-    this.slots.push(index)
   }
 
   /**

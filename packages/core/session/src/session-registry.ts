@@ -64,7 +64,7 @@ export class SessionRegistry {
       const loaded = loadedEntries(events)
       if (loaded) replayLoaded(log, loaded.slots, loaded.pack, `cannot load session "${id}"`)
       else replay(log, events, 0, `cannot load session "${id}"`)
-      log.loadedLength = log.slots.length
+      log.loadedLength = log.length
       return log
     }
     const data = freshMeta(id, meta, seed?.length)
@@ -208,18 +208,19 @@ function replay(log: SessionLog, events: readonly AnySessionEvent[], offset: num
 /**
  * Replays the entries of a `LoadedLog` (what a backend parsed from JSON) on
  * the trusted path: objects go through `admit` without the lossless-JSON
- * walk, packed chunks only through the structure check; the session keeps
- * its own copy of the entry list and shares the packed chunks.
+ * walk, packed chunks only through the structure check. The session adopts
+ * the entry list (see `loadedEntries`) and shares the packed chunks.
  */
-function replayLoaded(log: SessionLog, slots: readonly Slot[], pack: ChunkPack, context: string): void {
+function replayLoaded(log: SessionLog, slots: Slot[], pack: ChunkPack, context: string): void {
   if (slots.length === 0) {
     throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
   }
   const runs = pack.runCursor()
+  log.adopt(slots, pack)
   try {
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!
-      if (typeof slot === 'number') log.admitPacked(pack, slot, runs.turnOf(slot), runs.stepOf(slot), i)
+      if (typeof slot === 'number') log.admitPacked(slot, runs.turnOf(slot), runs.stepOf(slot), i)
       else replayOne(log, slot, i, 0, true)
       log.packChunks()
     }

@@ -5,6 +5,12 @@ import { assistant, openTurn, setup, toolCall, toolResult } from './helpers'
 
 type Chunk = SessionEventMap['assistant/chunk']['chunk']
 
+declare module '@deepseek-ai/dsh-session' {
+  interface SessionEventMap {
+    'loaded-test/note': { text: string }
+  }
+}
+
 /** A closed turn with a streamed step and a tool round, as plain parsed JSON (what a backend reads back). */
 async function storedLog(chunks: readonly Chunk[]): Promise<{ session: Session; parsed: AnySessionEvent[] }> {
   const root = await setup()
@@ -173,6 +179,25 @@ describe('prepare({ events: loadedLog.events }): the trusted replay', () => {
     expect(() => root.sessions.prepare(SessionId('z'), { events: load(linesOf(unknown)).log.events })).toThrow(
       expect.objectContaining({ code: 'UNKNOWN_TYPE', seq: 2 }),
     )
+  })
+
+  it('a projector replayed from a loaded log sees only the log before its event, as on append', async () => {
+    const root = await setup()
+    const seen: Array<[number, number]> = []
+    root.sessions.projector('loaded-test/note', (event, session) => {
+      seen.push([event.seq, session.events.length])
+      return undefined
+    })
+    const session = root.sessions.create(SessionId('notes'))
+    session.append('loaded-test/note', { text: 'a' })
+    session.append('loaded-test/note', { text: 'b' })
+    const { log } = load(linesOf(JSON.parse(JSON.stringify(session.events))))
+    seen.length = 0
+    root.sessions.prepare(SessionId('again'), { events: log.events })
+    expect(seen).toEqual([
+      [1, 1],
+      [2, 2],
+    ])
   })
 
   it('the session keeps its own entry list: what is pushed later, or appended to the session, does not leak across', async () => {
