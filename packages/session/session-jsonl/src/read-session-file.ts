@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
 import { LoadedLog } from '@deepseek-ai/dsh-session'
 import { JsonlPersistenceError, errnoCode } from './errors'
 import type { EventTypeCatalog } from './event-types'
@@ -46,7 +46,6 @@ export async function readSessionFile(path: string, id: string, types: EventType
   let validBytes = 0
   // A complete line that did not parse. It is only an error once another line follows it.
   let unparsed: { line: number; start: number } | undefined
-  let carry: Buffer | undefined
 
   const accept = (buffer: Buffer, start: number, end: number) => {
     lineNumber++
@@ -70,41 +69,52 @@ export async function readSessionFile(path: string, id: string, types: EventType
     validBytes = offset
   }
 
-  const stream = createReadStream(path, { highWaterMark: READ_CHUNK })
+  // One buffer, reused for every read: a line straddling two reads is moved to its front. (A read
+  // stream would hand over a new buffer per read, and dead buffers live outside the JS heap until a
+  // collection notices them: tens of megabytes of resident memory while a large session loads.)
+  let handle: FileHandle
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      let start = 0
-      if (carry) {
-        const newline = chunk.indexOf(NEWLINE)
-        if (newline === -1) {
-          carry = Buffer.concat([carry, chunk])
-          continue
-        }
-        // Only the line that straddles two chunks is copied.
-        const line = Buffer.concat([carry, chunk.subarray(0, newline)])
-        carry = undefined
-        accept(line, 0, line.length)
-        start = newline + 1
-      }
-      let newline: number
-      while ((newline = chunk.indexOf(NEWLINE, start)) !== -1) {
-        accept(chunk, start, newline)
-        start = newline + 1
-      }
-      if (start < chunk.length) carry = chunk.subarray(start)
-    }
+    handle = await open(path, 'r')
   } catch (error) {
-    stream.destroy()
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'EISDIR') throw notFound(id, path)
     throw error
   }
-
+  let buffer = Buffer.allocUnsafeSlow(READ_CHUNK)
+  let kept = 0 // bytes at the front of `buffer` that belong to a line not finished yet
+  try {
+    let position = 0
+    for (;;) {
+      if (kept === buffer.length) {
+        // A line longer than the buffer: make room for the rest of it.
+        const larger = Buffer.allocUnsafeSlow(buffer.length * 2)
+        buffer.copy(larger, 0, 0, kept)
+        buffer = larger
+      }
+      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, position)
+      if (bytesRead === 0) break
+      position += bytesRead
+      const end = kept + bytesRead
+      let start = 0
+      let newline: number
+      while ((newline = buffer.indexOf(NEWLINE, start)) !== -1 && newline < end) {
+        accept(buffer, start, newline)
+        start = newline + 1
+      }
+      kept = end - start
+      if (kept > 0 && start > 0) buffer.copyWithin(0, start, end)
+    }
+  } catch (error) {
+    if (errnoCode(error) === 'EISDIR') throw notFound(id, path)
+    throw error
+  } finally {
+    await handle.close()
+  }
   let torn: SessionFileContents['torn']
   if (unparsed) {
     // The last complete line did not parse: a write cut short (or a zero-filled block after a crash).
-    torn = { line: unparsed.line, bytes: offset - unparsed.start + (carry?.length ?? 0) }
-  } else if (carry && carry.length > 0) {
-    torn = { line: lineNumber + 1, bytes: carry.length }
+    torn = { line: unparsed.line, bytes: offset - unparsed.start + kept }
+  } else if (kept > 0) {
+    torn = { line: lineNumber + 1, bytes: kept }
   }
   if (log.length === 0) {
     throw new JsonlPersistenceError(
