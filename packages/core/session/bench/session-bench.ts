@@ -12,16 +12,17 @@
  *   with one `session/event` listener. Rates are per second of wall time and
  *   of process CPU time (the CPU figure is steadier on a shared machine).
  * - resume: a log of `events` events (default 1,000,000: turns of 3 steps of
- *   200 chunks each, with tool calls) is serialized line by line, parsed back
- *   the way a backend reads it, and replayed by `prepare({ events })`: time,
- *   peak RSS, and heap retained per event by the resumed session.
+ *   200 chunks each, with tool calls) is serialized as JSON lines, read back
+ *   the way a JSON-lines backend does (a `LoadedLog`: chunk lines packed from
+ *   their bytes, other lines parsed), and replayed by `prepare({ events })`:
+ *   time, peak RSS, and heap retained per event by the resumed session.
  * - store: per-turn store calls on a held `ctx.sessions` reference: `flush`
  *   with no listener and with one listener, and prepare + enter + detach.
  */
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
-import Sessions, { SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
+import Sessions, { LoadedLog, SessionId } from '@deepseek-ai/dsh-session'
 
 const [mode, countArg] = process.argv.slice(2)
 const total = Number(countArg ?? 1_000_000)
@@ -121,40 +122,55 @@ function* syntheticLog(count: number): Generator<object> {
   }
 }
 
+/** The log as a JSON-lines backend stores it, in one Buffer (built in pieces, so no large string outlives this call). */
+function jsonLines(count: number): Buffer {
+  const pieces: Buffer[] = []
+  let lines: string[] = []
+  for (const event of syntheticLog(count)) {
+    lines.push(JSON.stringify(event))
+    if (lines.length === 10_000) {
+      pieces.push(Buffer.from(lines.join('\n') + '\n'))
+      lines = []
+    }
+  }
+  if (lines.length) pieces.push(Buffer.from(lines.join('\n') + '\n'))
+  return Buffer.concat(pieces)
+}
+
 async function benchResume(): Promise<void> {
   const root = new Context()
   await root.plugin(Sessions)
   if (!gc) throw new Error('run with node --expose-gc')
 
-  // Pass 1 times producing the lines alone, so that pass 2 can subtract it.
-  let bytes = 0
-  const produceStart = process.hrtime.bigint()
-  for (const event of syntheticLog(total)) bytes += JSON.stringify(event).length + 1
-  const produceMs = Number(process.hrtime.bigint() - produceStart) / 1e6
+  const bytes = jsonLines(total)
 
   gc()
   gc()
   const baseline = process.memoryUsage().heapUsed
   const baselineRss = process.memoryUsage().rss
-  const parseStart = process.hrtime.bigint()
-  const parsed: AnySessionEvent[] = []
-  for (const event of syntheticLog(total)) parsed.push(JSON.parse(JSON.stringify(event)))
-  const parseMs = Number(process.hrtime.bigint() - parseStart) / 1e6 - produceMs
-  const count = parsed.length
+  // What a backend does: chunk lines packed from their bytes, every other line parsed and pushed.
+  const loadStart = process.hrtime.bigint()
+  const log = new LoadedLog()
+  let fromBytes = 0
+  for (let start = 0, end = bytes.indexOf(10); end >= 0; start = end + 1, end = bytes.indexOf(10, start)) {
+    if (log.length > 0 && log.pushChunkJson(bytes, start, end)) fromBytes++
+    else log.push(JSON.parse(bytes.toString('utf8', start, end)))
+  }
+  const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6
+  const count = log.length
 
   const prepareStart = process.hrtime.bigint()
-  const session = root.sessions.prepare(SessionId('resumed'), { events: parsed })
+  const session = root.sessions.prepare(SessionId('resumed'), { events: log.events })
   const prepareMs = Number(process.hrtime.bigint() - prepareStart) / 1e6
-  parsed.length = 0
   gc()
   gc()
   const retained = process.memoryUsage().heapUsed - baseline
   const peak = process.resourceUsage().maxRSS / 1024
-  console.log(`resume of ${fmt(count)} events (${(bytes / 1e6).toFixed(0)} MB as JSONL; ${fmt(session.deriveMessages().length)} derived messages):`)
-  console.log(`  prepare({ events }): ${fmt(prepareMs)} ms (${fmt(count / (prepareMs / 1000))} events/s), one linear pass`)
-  console.log(`  JSON.parse of the lines (a backend's share): ~${fmt(parseMs)} ms; parse + prepare ~${fmt(parseMs + prepareMs)} ms`)
-  console.log(`  heap retained by the resumed session: ${(retained / 1e6).toFixed(1)} MB = ${fmt(retained / count)} bytes per event`)
-  console.log(`  peak RSS of this process: ${fmt(peak)} MB (${fmt(baselineRss / 1048576)} MB before loading: Node, tsx, Cordis; heap total at the end ${fmt(process.memoryUsage().heapTotal / 1048576)} MB)`)
+  console.log(`resume of ${fmt(count)} events (${(bytes.length / 1e6).toFixed(0)} MB as JSONL, held in memory; ${fmt(session.deriveMessages().length)} derived messages):`)
+  console.log(`  LoadedLog (a backend's share: ${fmt(fromBytes)} chunk lines packed from their bytes, the rest JSON.parse + push): ${fmt(loadMs)} ms`)
+  console.log(`  prepare({ events: log.events }), the trusted replay: ${fmt(prepareMs)} ms (${fmt(count / (prepareMs / 1000))} events/s); load + prepare ${fmt(loadMs + prepareMs)} ms`)
+  console.log(`  heap retained by the resumed session: ${(retained / 1e6).toFixed(1)} MB = ${fmt(retained / count)} bytes per event (packed chunks' typed arrays not counted: ${(process.memoryUsage().arrayBuffers / 1e6).toFixed(1)} MB of array buffers, the JSONL text included)`)
+  console.log(`  peak RSS of this process: ${fmt(peak)} MB (${fmt(baselineRss / 1048576)} MB before loading: Node, tsx, Cordis and the ${(bytes.length / 1048576).toFixed(0)} MB text)`)
 }
 
 async function benchStore(): Promise<void> {
