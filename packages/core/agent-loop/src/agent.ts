@@ -68,6 +68,9 @@ export class ReactLoopAgent implements Agent {
   private idleWaiters: Array<() => void> = []
   private terminalWindow = false
   private vars: PromptVars | undefined
+  /** Injections waiting for `agent/session-start`, or for maintenance to settle. */
+  private readonly held: PlacedMessage[] = []
+  private maintaining = false
   /** The injections of a one-shot `injection` turn being written. */
   private oneShot: PlacedMessage[] | undefined
   private header: HeaderState | undefined
@@ -89,7 +92,8 @@ export class ReactLoopAgent implements Agent {
     this.header = lastHeader(session)
     this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
     if (resumed) {
-      this.inboxState.rebuild(session.events)
+      // A fork's seed belongs to its parent: its inbox events are not the child's pending work.
+      this.inboxState.rebuild(session.events, 1 + (session.meta.seedLength ?? 0))
       if (this.header?.reasoningEffort) {
         this.restorable = { provider: this.header.provider, model: this.header.model, effort: this.header.reasoningEffort }
       }
@@ -164,9 +168,19 @@ export class ReactLoopAgent implements Agent {
       this.oneShot.push(placed!)
       return
     }
-    const queue = (this.oneShot = [placed!])
+    if (!this.started || this.maintaining) {
+      // Before agent/session-start, or while maintenance runs (exclusive with turns): it waits.
+      this.held.push(placed!)
+      return
+    }
+    this.writeInjectionTurn([placed!])
+  }
+
+  /** Writes a one-shot `injection` turn holding `messages` (and any injected while it is written), then flushes it. */
+  private writeInjectionTurn(messages: PlacedMessage[]): void {
+    const queue = (this.oneShot = messages)
+    const number = this.session.position.lastTurn + 1
     try {
-      const number = this.session.position.lastTurn + 1
       this.session.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
       while (queue.length) this.session.append('user/message', { message: queue.shift()!.message })
       this.oneShot = undefined
@@ -175,6 +189,12 @@ export class ReactLoopAgent implements Agent {
       this.oneShot = undefined
     }
     this.track(this.env.sessions.flush(this.session))
+  }
+
+  /** Writes the injections that waited for the start or for maintenance, if nothing else holds them now. */
+  releaseHeld(): void {
+    if (!this.held.length || !this.started || this.maintaining || this.openTurn || this.oneShot || this.disposing) return
+    this.writeInjectionTurn(this.held.splice(0))
   }
 
   private assertAdmissible(): void {
@@ -203,8 +223,9 @@ export class ReactLoopAgent implements Agent {
     })
   }
 
+  /** Maintenance, or woken inbox work: resumed items (steering included) stay parked until a wakeup. */
   private hasWork(): boolean {
-    return this.maintenance.length > 0 || this.inboxState.hasSteering || (this.woken && this.inboxState.hasTurnWork)
+    return this.maintenance.length > 0 || (this.woken && (this.inboxState.hasSteering || this.inboxState.hasTurnWork))
   }
 
   private async pump(): Promise<void> {
@@ -216,9 +237,12 @@ export class ReactLoopAgent implements Agent {
           await this.runTask(task)
           continue
         }
-        const steering = this.inboxState.hasSteering
-        if (!steering && !(this.woken && this.inboxState.hasTurnWork)) break
+        if (!this.woken || (!this.inboxState.hasSteering && !this.inboxState.hasTurnWork)) break
         this.setStatus('running')
+        // A status listener may have disposed the agent or changed the inbox.
+        if (this.disposing) break
+        const steering = this.inboxState.hasSteering
+        if (!steering && !this.inboxState.hasTurnWork) continue
         try {
           await runTurn(this, steering ? 'steering' : 'prompt')
         } catch (error) {
@@ -301,12 +325,15 @@ export class ReactLoopAgent implements Agent {
   private async runTask(task: MaintenanceTask): Promise<void> {
     const controller = new AbortController()
     this.maintenanceController = controller
+    this.maintaining = true
     try {
       task.resolve(await task.run(controller.signal))
     } catch (error) {
       task.reject(error)
     } finally {
       this.maintenanceController = undefined
+      this.maintaining = false
+      this.releaseHeld()
     }
   }
 
@@ -335,16 +362,19 @@ export class ReactLoopAgent implements Agent {
   }
 
   /**
-   * R-LOOP-6: a resumed instance restores the logged reasoning effort on its
-   * first request only when that request's route equals the logged route;
-   * either way, the chance is used up by the first request.
+   * R-LOOP-6: a resumed instance restores the logged reasoning effort when its
+   * route equals the logged route, and keeps it while the route stays the same
+   * (a request that names an effort uses its own). The first request on
+   * another route drops it for good, with any opaque state of the old model.
    */
   restoreEffort(config: LlmCallConfig): LlmCallConfig {
     const restorable = this.restorable
-    this.restorable = undefined
-    if (!restorable || config.reasoningEffort !== undefined) return config
-    if (config.provider !== restorable.provider || config.model !== restorable.model) return config
-    return { ...config, reasoningEffort: restorable.effort }
+    if (!restorable) return config
+    if (config.provider !== restorable.provider || config.model !== restorable.model) {
+      this.restorable = undefined
+      return config
+    }
+    return config.reasoningEffort !== undefined ? config : { ...config, reasoningEffort: restorable.effort }
   }
 
   /** Logs `request/header` when the effective config, system text or tools differ from the last header. */
@@ -391,6 +421,8 @@ export class ReactLoopAgent implements Agent {
     this.maintenanceController?.abort(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     for (const task of this.maintenance.splice(0)) task.reject(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     while (this.pumping) await this.pumping
+    // Injections that waited for maintenance are durable context: write them while the session is attached.
+    if (this.held.length && this.started && !this.openTurn) this.writeInjectionTurn(this.held.splice(0))
     while (this.flushes.size) await Promise.all(this.flushes)
     this.settleIdle()
   }

@@ -119,12 +119,14 @@ export class InboxState {
   }
 
   /**
-   * Rebuilds the pending items from a log (resume). Items keep their order;
-   * they stay parked until the next wakeup.
+   * Rebuilds the pending items from a log (resume), reading from `from` (past
+   * a fork's seed). Items keep their order; they stay parked until the next
+   * wakeup.
    */
-  rebuild(events: readonly AnySessionEvent[]): void {
+  rebuild(events: readonly AnySessionEvent[], from = 0): void {
     const pending = new Map<MessageId, AgentMessage>()
-    for (const event of events) {
+    for (let i = from; i < events.length; i++) {
+      const event = events[i]!
       switch (event.type) {
         case 'inbox/enqueue':
           pending.set(event.data.message.id, event.data.message)

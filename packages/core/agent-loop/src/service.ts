@@ -40,6 +40,8 @@ const AgentScope = { name: 'dsh-agent-scope', apply: () => {} }
 interface AgentRecord {
   readonly agent: ReactLoopAgent
   readonly handle: AgentHandle
+  /** Aborts when the agent's teardown starts (its owner or the loop went away, or its handle was disposed). */
+  readonly teardown: AbortSignal
   /** Binds the agent's lifetime to `owner`'s fiber. */
   bindOwner(owner: Context): void
   /** Enters the session store then the agent registry, announcing both (R-LIFE-1). */
@@ -107,7 +109,7 @@ export class AgentLoop extends Service implements AgentFactory {
       record.bindOwner(owner)
       record.publish()
     } catch (error) {
-      void record.handle.dispose()
+      record.handle.dispose().catch((cleanup) => this.home.logger('dsh-agent-loop').warn(cleanup))
       throw error
     }
     this.start(record, 'startup')
@@ -133,7 +135,8 @@ export class AgentLoop extends Service implements AgentFactory {
       if (!persistence) {
         throw new AgentError('NO_PERSISTENCE', 'resume() needs ctx.sessionPersistence: mount @deepseek-ai/dsh-session-jsonl (or another backend)')
       }
-      const loaded = await persistence.load(id)
+      const loaded = await untilAborted(persistence.load(id), options.signal)
+      this.checkProceed(options.signal)
       return this.env.sessions.prepare(id, { events: loaded.events })
     })
   }
@@ -176,7 +179,10 @@ export class AgentLoop extends Service implements AgentFactory {
         const record = this.build(session, agentOptions ?? {}, source === 'resume')
         try {
           record.bindOwner(owner)
-          if (setup) await untilAborted(Promise.resolve().then(() => setup(record.agent.ctx)), signal)
+          if (setup) {
+            const stop = signal ? AbortSignal.any([signal, record.teardown]) : record.teardown
+            await untilAborted(Promise.resolve().then(() => setup(record.agent.ctx)), stop)
+          }
           this.checkProceed(signal)
           if (record.agent.disposing) throw new AgentError('ABORTED', 'the agent was disposed before it was published')
           record.publish()
@@ -198,6 +204,7 @@ export class AgentLoop extends Service implements AgentFactory {
   private start(record: AgentRecord, source: SessionStartSource): void {
     record.agent.events.emit('agent/session-start', source)
     record.agent.started = true
+    record.agent.releaseHeld()
     record.agent.kick()
   }
 
@@ -210,21 +217,22 @@ export class AgentLoop extends Service implements AgentFactory {
     let detachAgent: (() => void) | undefined
     let unbindOwner: (() => void) | undefined
     let ownerFiber: Fiber | undefined
-    let closing: Promise<void> | undefined
-    let finishing: Promise<void> | undefined
 
-    const close = () =>
-      (closing ??= (async () => {
-        await agent.stop()
-        detachAgent?.()
-        detachSession?.()
-        unbindOwner?.()
-      })())
-    const finish = () =>
-      (finishing ??= (async () => {
-        await close()
-        await scope.dispose()
-      })())
+    // Aborted when teardown starts: a setup still running is abandoned (R-LIFE-1, R-LIFE-6).
+    const teardown = new AbortController()
+    // Memoized before they run: a dispose() from a listener of the teardown's own events gets the same promise.
+    const close = memoized(async () => {
+      teardown.abort()
+      await agent.stop()
+      detachAgent?.()
+      detachSession?.()
+      unbindOwner?.()
+      env.llm.forgetLoopRequests(session.id)
+    })
+    const finish = memoized(async () => {
+      await close()
+      await scope.dispose()
+    })
 
     // One effect on the loop's fiber owns the scope fiber and the teardown, in that order: on
     // provider unload, Cordis disposes it as a unit, so the drain and the detaches run before the
@@ -240,13 +248,14 @@ export class AgentLoop extends Service implements AgentFactory {
     const handle: AgentHandle = Object.freeze({
       agent,
       dispose: () => {
-        void lifetime()
+        Promise.resolve(lifetime()).catch((error) => home.logger('dsh-agent-loop').warn(error))
         return finish()
       },
     })
     return {
       agent,
       handle,
+      teardown: teardown.signal,
       bindOwner(owner: Context) {
         const unbind = owner.effect(() => () => handle.dispose(), `agent(${session.id}) owner`)
         unbindOwner = () => void unbind()
@@ -302,6 +311,22 @@ export class AgentLoop extends Service implements AgentFactory {
   private async persisted(id: string): Promise<boolean> {
     const persistence = this.home.get('sessionPersistence')
     return persistence ? persistence.exists(SessionId(id)) : false
+  }
+}
+
+/**
+ * `run` once: the first call starts it (its synchronous part runs at once)
+ * and every call, including one made from inside that synchronous part,
+ * returns the same promise.
+ */
+function memoized(run: () => Promise<void>): () => Promise<void> {
+  let promise: Promise<void> | undefined
+  return () => {
+    if (promise) return promise
+    let adopt!: (value: Promise<void>) => void
+    promise = new Promise<void>((resolve) => (adopt = resolve))
+    adopt(run())
+    return promise
   }
 }
 

@@ -155,6 +155,8 @@ export async function runTurn(agent: ReactLoopAgent, trigger: 'prompt' | 'steeri
 async function driveTurn(agent: ReactLoopAgent, state: TurnState, item: AgentMessage | undefined): Promise<void> {
   const { holder } = state
   let proposal: Proposal
+  // A listener of the claim or of turn/start may have cancelled already: no policy runs for a dead turn.
+  checkAborted(holder)
   if (item) {
     const decision = await promptPolicy(agent, state, item)
     checkAborted(holder)
@@ -341,7 +343,8 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
     message = await agent.checkpoints.waterfall('agent/step-result', [agent, turn, step, assembled, holder.signal], () => assembled)
     checkAssistant(message)
   } catch (error) {
-    if (!(error instanceof TurnAborted)) {
+    // Under a cancel the step closes as a cancel does (an interrupted anchor keeps what arrived).
+    if (!(error instanceof TurnAborted) && !holder.aborted) {
       writeAnchor(agent, current, createAssistantMessage([], { source, id: assembled.id }), result.usage, result.finishReason)
     }
     throw error
@@ -500,9 +503,10 @@ async function closeTurn(agent: ReactLoopAgent, state: TurnState): Promise<void>
       state.failure ??= { error, step: step.step }
     }
   }
-  const reason = endReason(agent, state)
   if (state.terminal !== undefined) agent.inboxState.discardSteering()
   else if (agent.inboxState.hasSteering && !agent.disposing) agent.inboxState.requeueSteering()
+  // Decided after the steering moved: a cancel from one of those events' listeners still counts.
+  const reason = endReason(agent, state)
   agent.openTurn = undefined
   agent.session.append('turn/end', { turn: state.turn, reason })
   if (reason.kind === 'error') agent.events.emit('agent/error', state.turn, state.failure?.step, state.failure?.error)
@@ -538,7 +542,11 @@ function pluginBug(event: string, problem: string): AgentError {
 
 function checkEntered(messages: unknown): readonly UserMessage[] {
   if (!Array.isArray(messages)) throw pluginBug('agent/pre-step', 'enter.messages must be an array')
+  const ids = new Set<string>()
   for (const [i, message] of messages.entries()) {
+    const id = (message as UserMessage | null)?.id
+    if (ids.has(id!)) throw pluginBug('agent/pre-step', `enter.messages[${i}] repeats message id ${JSON.stringify(id)}`)
+    ids.add(id!)
     if (message === null || typeof message !== 'object' || (message as UserMessage).role !== 'user' || typeof (message as UserMessage).id !== 'string') {
       throw pluginBug('agent/pre-step', `enter.messages[${i}] must be a user message with an id (createUserMessage)`)
     }
