@@ -2,6 +2,7 @@ import {
   AgentError,
   admitInput,
   agentEvents,
+  initiator,
   resolveAgentInput,
   withInitiator,
   type Agent,
@@ -315,6 +316,11 @@ export class ReactLoopAgent implements Agent {
       this.assertAdmissible()
     } catch (error) {
       return Promise.reject(error)
+    }
+    if (this.openTurn && initiator() === this) {
+      return Promise.reject(
+        new AgentError('WOULD_DEADLOCK', `runMaintenance() was called from inside a turn of agent ${this.id}: it would wait for that turn, which waits for it`),
+      )
     }
     return new Promise<T>((resolve, reject) => {
       this.maintenance.push({ run: task, resolve: resolve as (value: unknown) => void, reject })

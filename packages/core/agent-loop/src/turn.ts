@@ -232,6 +232,13 @@ async function promptPolicy(agent: ReactLoopAgent, state: TurnState, item: Agent
   const problem = contentProblem(decision.content, 'agent/prompt-submit content')
   if (problem) throw pluginBug('agent/prompt-submit', problem)
   if (!Array.isArray(decision.additionalContexts)) throw pluginBug('agent/prompt-submit', 'additionalContexts must be an array')
+  for (const [i, context] of decision.additionalContexts.entries()) {
+    if (context === null || typeof context !== 'object' || typeof context.label !== 'string') {
+      throw pluginBug('agent/prompt-submit', `additionalContexts[${i}] must be { label, content }`)
+    }
+    const contextProblem = contentProblem(context.content, `additionalContexts[${i}].content`)
+    if (contextProblem) throw pluginBug('agent/prompt-submit', contextProblem)
+  }
   return decision
 }
 
@@ -287,6 +294,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   const base: LlmCallConfig = agent.baseConfig()
   const requested = await agent.checkpoints.waterfall('agent/request', [agent, turn, step, base, holder.signal], () => base)
   checkAborted(holder)
+  checkConfig(requested)
   const config = agent.restoreEffort(requested)
   if (!config.provider || !config.model) {
     throw new AgentError(
@@ -537,7 +545,18 @@ function describeFailure(error: unknown): LlmFailure | { code: string; message: 
 }
 
 function pluginBug(event: string, problem: string): AgentError {
-  return new AgentError('INVALID_INPUT', `${event}: a listener returned a malformed value (${problem})`)
+  return new AgentError('INVALID_DECISION', `${event}: a listener returned a malformed value (${problem})`)
+}
+
+function checkConfig(config: unknown): asserts config is LlmCallConfig {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw pluginBug('agent/request', 'must return a call config object')
+  const c = config as Record<string, unknown>
+  for (const key of ['provider', 'model', 'reasoningEffort'] as const) {
+    if (c[key] !== undefined && typeof c[key] !== 'string') throw pluginBug('agent/request', `${key} must be a string`)
+  }
+  for (const key of ['maxTokens', 'temperature'] as const) {
+    if (c[key] !== undefined && (typeof c[key] !== 'number' || !Number.isFinite(c[key]))) throw pluginBug('agent/request', `${key} must be a finite number`)
+  }
 }
 
 function checkEntered(messages: unknown): readonly UserMessage[] {

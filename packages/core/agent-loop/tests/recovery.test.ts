@@ -178,13 +178,13 @@ describe('failure and recovery (R-ERR-1…6)', () => {
     expect(trace(a.session).at(-1)).toBe('turn/end 1 error INVALID_CONFIG')
   })
 
-  it('a malformed listener decision fails the turn with INVALID_INPUT', async () => {
+  it('a malformed listener decision fails the turn with INVALID_DECISION', async () => {
     const { agent, root } = await spine()
     root.on('agent/pre-step', () => ({ kind: 'maybe' }) as never)
     const a = await agent()
     a.followup('go')
     await a.whenIdle()
-    expect(trace(a.session).slice(-2)).toEqual(['turn/start 1 prompt', 'turn/end 1 error INVALID_INPUT'])
+    expect(trace(a.session).slice(-2)).toEqual(['turn/start 1 prompt', 'turn/end 1 error INVALID_DECISION'])
   })
 
   it('a post-step failure fails the turn after the step is complete', async () => {

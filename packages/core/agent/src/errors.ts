@@ -16,6 +16,10 @@ export interface AgentErrorCodeMap {
   DISPOSED: true
   /** Admission on an agent whose create transaction has not published it yet (setup must not drive it). */
   NOT_PUBLISHED: true
+  /** A listener returned a malformed decision (the turn fails with this code). */
+  INVALID_DECISION: true
+  /** The call would wait for itself (e.g. `runMaintenance` from inside the agent's own turn). */
+  WOULD_DEADLOCK: true
   /** The operation's signal aborted it. */
   ABORTED: true
   /** Options given to create/resume/config are contradictory or malformed. */

@@ -66,8 +66,8 @@ declare module 'cordis' {
      */
     'agent/inbox/dequeue'(agent: Agent, message: AgentMessage): void
     /**
-     * Items were dropped (cancel, dispose, a blocked prompt's steering, a
-     * terminal stop). At quiescence every enqueued id has been dequeued,
+     * Items were dropped (cancel, dispose, the steering of a batch
+     * `agent/pre-step` rejected, a terminal stop). At quiescence every enqueued id has been dequeued,
      * discarded, or is still pending.
      * @mode emit
      */
@@ -124,7 +124,8 @@ declare module 'cordis' {
      * The assembled assistant message of a successful call, before its
      * `assistant/message` anchor is written and its tools run. Listeners return
      * the message to record. A throw records an empty-content anchor and fails
-     * the turn.
+     * the turn; under a cancel the step closes as a cancel does instead (an
+     * `interrupted` anchor keeps what arrived).
      * @mode waterfall
      */
     'agent/step-result'(
@@ -136,8 +137,8 @@ declare module 'cordis' {
       next: () => Promise<AssistantMessage>,
     ): Awaitable<AssistantMessage>
     /**
-     * After the step's results, contexts, injections and steering are durable,
-     * before `step/end`. A cancelled batch arrives with an aborted signal.
+     * After the step's results, contexts, injections and steering are logged
+     * (they become durable at the turn's flush), before `step/end`. A cancelled batch arrives with an aborted signal.
      * Observation: return nothing.
      * @mode serial
      */

@@ -97,7 +97,13 @@ export interface Agent {
   cancel(cause: AgentCancelCause, options?: CancelOptions): void
   /** Resolves once no turn is open, no woken work is pending, and the last turn's flush settled. */
   whenIdle(): Promise<void>
-  /** Runs `task` exclusively with turns: it starts once no turn is open, and no turn opens until it settles. */
+  /**
+   * Runs `task` exclusively with turns: it starts once no turn is open, and no
+   * turn opens (injections wait too) until it settles. Its signal aborts only
+   * on dispose; `cancel()` does not stop it. Called from inside this agent's
+   * own turn (a tool, a checkpoint listener) it would wait for itself: it
+   * rejects with `WOULD_DEADLOCK` instead.
+   */
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T>): Promise<T>
   /**
    * The one admission path. Validates and freezes `input` (a malformed one
@@ -111,7 +117,11 @@ export interface Agent {
   followup(input: AgentInput): MessageId
   /** Queues an ordinary turn and leaves the driver parked. */
   queue(input: AgentInput): MessageId
-  /** Steers the open turn at its next step boundary; starts a turn when idle. */
+  /**
+   * Steers the open turn at its next step boundary; starts a turn when idle.
+   * After a terminal stop, until that turn is flushed, steering is enqueued and
+   * discarded at once (`agent/inbox/discard`).
+   */
   steer(input: AgentInput): MessageId
   /** Appends a durable model-visible context without waking the driver; contexts must be empty. */
   inject(input: AgentInput): MessageId
@@ -157,6 +167,12 @@ export type PromptDecision =
   | { kind: 'allow'; content: readonly ContentBlock[]; additionalContexts: readonly AdditionalContext[] }
   | { kind: 'block'; reason: string }
 
+/**
+ * Whether a turn goes on after a step. `stop.by` names the deciding policy: a
+ * `terminal` stop ends the turn `stopped{by}`; a non-terminal stop is a
+ * natural end (`agent/turn-stopping`, a last steering drain, then
+ * `completed`), and `by` is informational.
+ */
 export type ContinuationDecision = { kind: 'continue'; reason?: string } | { kind: 'stop'; by: string; terminal?: boolean }
 
 export type RequestErrorDecision = { kind: 'retry' } | undefined
