@@ -76,9 +76,14 @@ class EntryIterator implements IterableIterator<AnySessionEvent> {
  *   a new object per read (the last one read is reused while read again).
  * - Writing (assignment, `push`, `splice`, `defineProperty`, `delete`,
  *   `Object.freeze`) throws `READ_ONLY`.
- * - `slice`, `at`, `indexOf`, `lastIndexOf`, `includes` and iteration read
- *   the slots directly; the identity searches skip packed entries, which no
- *   outside object can be (except the last one read).
+ * - Iteration, `slice`, `at`, the searches (`indexOf`, `lastIndexOf`,
+ *   `includes`) and the callback methods (`forEach`, `map`, `filter`,
+ *   `find`, `findIndex`, `findLast`, `findLastIndex`, `some`, `every`,
+ *   `reduce`) read the slots directly, as `Array`'s do on an array (the
+ *   length is read once). `events[i]` goes through the proxy: a reader that
+ *   walks a long log entry by entry is several times faster with `for…of` or
+ *   `findLast` than with an index. The identity searches skip packed
+ *   entries, which no outside object can be (except the last one read).
  */
 export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
   let cachedSeq = -1
@@ -138,6 +143,69 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
     values() {
       return new EntryIterator(log)
     },
+    // The callback methods, done over the slots: `Array.prototype`'s versions would read every
+    // entry through the proxy, which costs V8 a runtime call and a key string per index.
+    forEach(callback: Visit, thisArg?: unknown) {
+      const visit = callable(callback)
+      const length = log.length
+      for (let seq = 0; seq < length; seq++) visit.call(thisArg, at(seq)!, seq, self)
+    },
+    map(callback: Visit, thisArg?: unknown) {
+      const visit = callable(callback)
+      const length = log.length
+      const out = new Array<unknown>(length)
+      for (let seq = 0; seq < length; seq++) out[seq] = visit.call(thisArg, at(seq)!, seq, self)
+      return out
+    },
+    filter(callback: Visit, thisArg?: unknown) {
+      const visit = callable(callback)
+      const length = log.length
+      const out: AnySessionEvent[] = []
+      for (let seq = 0; seq < length; seq++) {
+        const event = at(seq)!
+        if (visit.call(thisArg, event, seq, self)) out.push(event)
+      }
+      return out
+    },
+    find(callback: Visit, thisArg?: unknown) {
+      const seq = first(callable(callback), thisArg, 0, log.length, 1)
+      return seq < 0 ? undefined : at(seq)
+    },
+    findIndex(callback: Visit, thisArg?: unknown) {
+      return first(callable(callback), thisArg, 0, log.length, 1)
+    },
+    findLast(callback: Visit, thisArg?: unknown) {
+      const seq = first(callable(callback), thisArg, log.length - 1, -1, -1)
+      return seq < 0 ? undefined : at(seq)
+    },
+    findLastIndex(callback: Visit, thisArg?: unknown) {
+      return first(callable(callback), thisArg, log.length - 1, -1, -1)
+    },
+    some(callback: Visit, thisArg?: unknown) {
+      return first(callable(callback), thisArg, 0, log.length, 1) >= 0
+    },
+    every(callback: Visit, thisArg?: unknown) {
+      const visit = callable(callback)
+      const length = log.length
+      for (let seq = 0; seq < length; seq++) if (!visit.call(thisArg, at(seq)!, seq, self)) return false
+      return true
+    },
+    reduce(callback: (sum: unknown, event: AnySessionEvent, seq: number, events: readonly AnySessionEvent[]) => unknown, ...initial: unknown[]) {
+      const reduce = callable(callback)
+      const length = log.length
+      let seq = 0
+      let sum: unknown
+      if (initial.length > 0) sum = initial[0]
+      else if (length === 0) throw new TypeError('Reduce of empty array with no initial value')
+      else sum = at(seq++)
+      for (; seq < length; seq++) sum = reduce(sum, at(seq)!, seq, self)
+      return sum
+    },
+  }
+  /** The first seq from `from` towards `to` (exclusive) whose event `visit` accepts, or -1. */
+  const first = (visit: Visit, thisArg: unknown, from: number, to: number, step: 1 | -1): number => {
+    for (let seq = from; seq !== to; seq += step) if (visit.call(thisArg, at(seq)!, seq, self)) return seq
+    return -1
   }
   const target: AnySessionEvent[] = []
   // `util.inspect` (console.log) formats a proxy's target, not the proxy: show the entries.
@@ -150,7 +218,7 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
       return length > shown.length ? `${text.slice(0, -1).trimEnd()}, ... ${length - shown.length} more events ]` : text
     },
   })
-  return new Proxy(target, {
+  const self: readonly AnySessionEvent[] = new Proxy(target, {
     get(_target, key, receiver) {
       if (typeof key === 'string') {
         const seq = toIndex(key)
@@ -189,4 +257,12 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
     preventExtensions: readOnly,
     setPrototypeOf: readOnly,
   })
+  return self
+}
+
+type Visit = (event: AnySessionEvent, seq: number, events: readonly AnySessionEvent[]) => unknown
+
+function callable<F>(callback: F): F {
+  if (typeof callback !== 'function') throw new TypeError(`${String(callback)} is not a function`)
+  return callback
 }

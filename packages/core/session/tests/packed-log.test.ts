@@ -160,6 +160,39 @@ describe('published chunks are kept packed, behind the same read-only events vie
     expect(inspect(events)).toContain("type: 'assistant/chunk'")
   })
 
+  it('the callback methods agree with Array on packed entries: arguments, thisArg, early exits, reduce', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    streamedStep(session, everyShape)
+    const events = session.events
+    const plain: AnySessionEvent[] = JSON.parse(JSON.stringify(events))
+    const seen: Array<[number, boolean]> = []
+    events.forEach(function (this: unknown, event, seq, all) {
+      seen.push([seq, this === plain && all === events && event.seq === seq])
+    }, plain)
+    expect(seen).toEqual(plain.map((_event, seq) => [seq, true]))
+    const isChunk = (event: AnySessionEvent) => event.type === 'assistant/chunk'
+    expect(events.find(isChunk)).toEqual(plain.find(isChunk))
+    expect(events.findIndex(isChunk)).toBe(plain.findIndex(isChunk))
+    expect(events.findLastIndex(isChunk)).toBe(plain.findLastIndex(isChunk))
+    expect(events.find((event) => event.type === ('nope' as never))).toBeUndefined()
+    expect(events.findIndex((event) => event.type === ('nope' as never))).toBe(-1)
+    expect(events.some(isChunk)).toBe(true)
+    expect(events.every(isChunk)).toBe(false)
+    expect(events.every((event) => event.seq >= 0)).toBe(true)
+    // Early exit: find stops at the first hit.
+    let visited = 0
+    events.find((event) => (visited++, isChunk(event)))
+    expect(visited).toBe(plain.findIndex(isChunk) + 1)
+    const sum = (total: unknown, event: AnySessionEvent) => (total as number) + event.seq
+    expect(events.reduce(sum, 0)).toBe(plain.reduce(sum, 0))
+    expect(events.reduce((last: unknown, event) => ((last as AnySessionEvent).seq < event.seq ? event : last))).toEqual(plain.at(-1))
+    expect(() => events.forEach(42 as never)).toThrow(TypeError)
+    const empty = root.sessions.create(SessionId('empty')).events.slice(0, 0)
+    expect(() => empty.reduce(sum)).toThrow(TypeError)
+  })
+
   it('refuses writes with READ_ONLY: append through session.append', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))
