@@ -395,6 +395,8 @@ export class ReactLoopAgent implements Agent {
       last.provider === config.provider &&
       last.model === config.model &&
       last.reasoningEffort === config.reasoningEffort &&
+      last.maxTokens === config.maxTokens &&
+      last.temperature === config.temperature &&
       last.system === system
     ) {
       last.tools = tools
@@ -404,12 +406,23 @@ export class ReactLoopAgent implements Agent {
       provider: config.provider,
       model: config.model,
       ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
       system,
       tools: tools as ToolSchema[],
       reason: this.headerReason,
     })
     this.headerReason = 'change'
-    this.header = { provider: config.provider, model: config.model, reasoningEffort: config.reasoningEffort, system, tools, toolsJson }
+    this.header = {
+      provider: config.provider,
+      model: config.model,
+      reasoningEffort: config.reasoningEffort,
+      maxTokens: config.maxTokens,
+      temperature: config.temperature,
+      system,
+      tools,
+      toolsJson,
+    }
   }
 
   // ── teardown ──────────────────────────────────────────────────────
@@ -445,6 +458,8 @@ function lastHeader(session: Session): HeaderState | undefined {
       provider: data.provider,
       model: data.model,
       reasoningEffort: data.reasoningEffort,
+      maxTokens: data.maxTokens,
+      temperature: data.temperature,
       system: data.system,
       tools: data.tools,
       toolsJson: JSON.stringify(data.tools),

@@ -396,6 +396,8 @@ function compareHeader(
     ['provider', request.provider, data.provider],
     ['model', request.model, data.model],
     ['reasoningEffort', request.reasoningEffort, data.reasoningEffort],
+    ['maxTokens', request.maxTokens, data.maxTokens],
+    ['temperature', request.temperature, data.temperature],
     // The model sees no system text and no tools either way.
     ['system', request.system ?? '', data.system],
   ] as const

@@ -118,6 +118,8 @@ export interface HeaderState {
   provider: string
   model: string
   reasoningEffort?: string
+  maxTokens?: number
+  temperature?: number
   system: string
   tools: readonly unknown[]
   toolsJson: string

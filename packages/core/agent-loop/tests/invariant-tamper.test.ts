@@ -171,6 +171,18 @@ describe('dsh-agent-loop/invariant finds each tampered request (R-INV-1)', () =>
     ])
   })
 
+  it('sampling settings the header does not explain: max tokens, temperature', async () => {
+    const { root, session, first, metas } = await toolRound()
+    const header = seqOf(session, 'request/header')
+    root.llm.markLoopRequest({ ...first, maxTokens: 64, temperature: 1.5 }, metas[0])
+    expect(await root.invariants.check()).toEqual([
+      mismatch(metas[0], [
+        { path: 'header.maxTokens', request: '64', log: '(none)', seq: header },
+        { path: 'header.temperature', request: '1.5', log: '(none)', seq: header },
+      ]),
+    ])
+  })
+
   it('a request of another session id than its meta', async () => {
     const { root, first, metas } = await toolRound()
     root.llm.markLoopRequest({ ...first, sessionId: 'b' as never }, metas[0])

@@ -98,7 +98,7 @@ describe('dsh-agent-loop/invariant on healthy runs (R-INV-1)', () => {
 
     // A new tool and a reasoning effort: the header changes.
     root.tools.register(shout)
-    root.on('agent/request', async (_agent, _turn, _step, _config, _signal, next) => ({ ...(await next()), reasoningEffort: 'high' }))
+    root.on('agent/request', async (_agent, _turn, _step, _config, _signal, next) => ({ ...(await next()), reasoningEffort: 'high', maxTokens: 512, temperature: 0.25 }))
     a.followup('shout')
     await a.whenIdle()
 
@@ -115,6 +115,9 @@ describe('dsh-agent-loop/invariant on healthy runs (R-INV-1)', () => {
       'turn/end 6 completed',
     ])
     expect(model.calls).toBe(9)
+    // The sampling settings sent are logged with the header they went out under.
+    expect(lastHeader(a.session)).toMatchObject({ reasoningEffort: 'high', maxTokens: 512, temperature: 0.25 })
+    expect(model.requests.at(-1)).toMatchObject({ reasoningEffort: 'high', maxTokens: 512, temperature: 0.25 })
     expect(await root.invariants.check()).toEqual([])
     expect(root.invariants.violations).toEqual([])
   })

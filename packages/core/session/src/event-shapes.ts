@@ -66,6 +66,9 @@ export function shapeProblem(kind: Kind, data: Record<string, any>): string | un
       return (
         nonEmptyString(data.provider, 'data.provider') ??
         nonEmptyString(data.model, 'data.model') ??
+        optionalString(data.reasoningEffort, 'data.reasoningEffort') ??
+        (data.maxTokens === undefined ? undefined : positiveInteger(data.maxTokens, 'data.maxTokens')) ??
+        (data.temperature === undefined ? undefined : finite(data.temperature, 'data.temperature')) ??
         string(data.system, 'data.system') ??
         array(data.tools, 'data.tools') ??
         (data.reason === 'initial' || data.reason === 'change' || data.reason === 'resume'

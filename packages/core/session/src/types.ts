@@ -125,6 +125,10 @@ export interface SessionEventMap {
     provider: string
     model: string
     reasoningEffort?: string
+    /** The output-token cap sent with the request, when one is set. */
+    maxTokens?: number
+    /** The sampling temperature sent with the request, when one is set. */
+    temperature?: number
     system: string
     tools: ToolSchema[]
     reason: 'initial' | 'change' | 'resume'

@@ -198,4 +198,18 @@ describe('lossless JSON (INVALID_EVENT names the path; the log and the data are 
     expect(error).toMatchObject({ path: 'data.envelope.display', type: 'steering/message', seq: 3 })
     expect(error).toBeInstanceOf(SessionError)
   })
+
+  it('request/header: the optional sampling settings are checked when present', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    session.append('step/start', { turn: 1, step: 1 })
+    const header = { provider: 'p', model: 'm', system: '', tools: [], reason: 'initial' as const }
+    expectRefused(session, 'request/header', { ...header, maxTokens: 0 }, 'INVALID_EVENT', /data\.maxTokens must be an integer ≥ 1/)
+    expectRefused(session, 'request/header', { ...header, maxTokens: 1.5 }, 'INVALID_EVENT', /data\.maxTokens must be an integer ≥ 1/)
+    expectRefused(session, 'request/header', { ...header, temperature: '0.2' as never }, 'INVALID_EVENT', /data\.temperature must be a number/)
+    expectRefused(session, 'request/header', { ...header, reasoningEffort: 3 as never }, 'INVALID_EVENT', /data\.reasoningEffort must be a string/)
+    const logged = session.append('request/header', { ...header, reasoningEffort: 'high', maxTokens: 256, temperature: 0 })
+    expect(logged.data).toEqual({ ...header, reasoningEffort: 'high', maxTokens: 256, temperature: 0 })
+  })
 })
