@@ -94,7 +94,7 @@ export class ReactLoopAgent implements Agent {
     this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
     if (resumed) {
       // A fork's seed belongs to its parent: its inbox events are not the child's pending work.
-      this.inboxState.rebuild(session.events, 1 + (session.meta.seedLength ?? 0))
+      this.inboxState.rebuild(session, 1 + (session.meta.seedLength ?? 0))
       if (this.header?.reasoningEffort) {
         this.restorable = { provider: this.header.provider, model: this.header.model, effort: this.header.reasoningEffort }
       }
@@ -451,6 +451,8 @@ export class ReactLoopAgent implements Agent {
 function lastHeader(session: Session): HeaderState | undefined {
   const events = session.events
   for (let i = events.length - 1; i >= 0; i--) {
+    // The type first: the chunks passed on the way are not rebuilt.
+    if (session.typeAt(i) !== 'request/header') continue
     const event = events[i]!
     if (event.type !== 'request/header') continue
     const data = event.data

@@ -1,6 +1,6 @@
 import type { AgentEventEmitter, AgentMessage, Inbox } from '@deepseek-ai/dsh-agent'
 import { deepFreeze, type MessageId } from '@deepseek-ai/dsh-llm'
-import type { AnySessionEvent, Session } from '@deepseek-ai/dsh-session'
+import type { Session } from '@deepseek-ai/dsh-session'
 
 /** One announcement, reserved before its log event is appended. */
 interface Slot {
@@ -123,9 +123,13 @@ export class InboxState {
    * a fork's seed). Items keep their order; they stay parked until the next
    * wakeup.
    */
-  rebuild(events: readonly AnySessionEvent[], from = 0): void {
+  rebuild(session: Session, from = 0): void {
     const pending = new Map<MessageId, AgentMessage>()
-    for (let i = from; i < events.length; i++) {
+    const events = session.events
+    for (let i = from, length = events.length; i < length; i++) {
+      // Only inbox events matter: the type is read first, so packed chunks are never rebuilt.
+      const type = session.typeAt(i)
+      if (type !== 'inbox/enqueue' && type !== 'inbox/dequeue' && type !== 'inbox/discard' && type !== 'inbox/requeue') continue
       const event = events[i]!
       switch (event.type) {
         case 'inbox/enqueue':

@@ -120,6 +120,12 @@ export class SessionLog implements Session, PackedLog {
     return this.history.messages
   }
 
+  typeAt(seq: number): SessionEventType | undefined {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.length) return undefined
+    const slot = this.slots[seq]!
+    return typeof slot === 'number' ? 'assistant/chunk' : slot.type
+  }
+
   /**
    * Validates, freezes, projects and commits one event at `seq` (always the
    * current length). `loadedIgnorable` is `undefined` for a live append, and

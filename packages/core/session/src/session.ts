@@ -41,6 +41,13 @@ export interface Session {
   readonly loadedLength: number
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K>
   /**
+   * The type of the event at `seq`, or `undefined` past the end, without
+   * reading the event: a packed chunk is not rebuilt. A reader that scans a
+   * long log for a few kinds of events (an inbox replay, the last header)
+   * checks the type first and reads `events[seq]` only for those.
+   */
+  typeAt(seq: number): SessionEventType | undefined
+  /**
    * The message history derived from the log by the projection rules
    * (R-SES-3), maintained incrementally: each append costs O(its own
    * messages), never a re-walk of the log (R-PERF-1).

@@ -193,6 +193,17 @@ describe('published chunks are kept packed, behind the same read-only events vie
     expect(() => empty.reduce(sum)).toThrow(TypeError)
   })
 
+  it('typeAt names each entry\'s type without rebuilding a packed chunk; undefined off the log', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    streamedStep(session, everyShape)
+    const types = [...session.events].map((event) => event.type)
+    expect(types.map((_type, seq) => session.typeAt(seq))).toEqual(types)
+    expect(types).toContain('assistant/chunk')
+    for (const seq of [-1, types.length, 1.5, Number.NaN]) expect(session.typeAt(seq)).toBeUndefined()
+  })
+
   it('refuses writes with READ_ONLY: append through session.append', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))
