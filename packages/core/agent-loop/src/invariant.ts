@@ -216,6 +216,7 @@ class LogReplica {
           code: 'REENTRANT_APPEND',
         })
       },
+      typeAt: (at: number) => (at < seq ? session.typeAt(at) : undefined),
       deriveMessages: () => history,
     }
   }

@@ -317,6 +317,26 @@ describe('dsh-agent-loop/invariant and merged projected types', () => {
     ])
   })
 
+  it('a projector that reads the log by type replays the same: typeAt shows it the log before its event', async () => {
+    const { root, model } = await toolRound()
+    const seen: string[] = []
+    root.sessions.projector('invariant-test/note', (event, session) => {
+      const line = `after ${session.typeAt(event.seq - 1)}, at ${String(session.typeAt(event.seq))}`
+      seen.push(line)
+      return { messages: [createUserMessage(line, { id: MessageId(`note-${event.seq}`) })] }
+    })
+    const a = root.agents.get('a')!
+    await a.runMaintenance(async () => void a.session.append('invariant-test/note' as never, { text: 'x' } as never))
+    model.enqueue({ answer: 'noted' })
+    a.followup('go on')
+    await a.whenIdle()
+    const note = 'after turn/end, at undefined'
+    expect(model.requests.at(-1)!.messages.map((message) => message.content[0])).toContainEqual({ type: 'text', text: note })
+    expect(await root.invariants.check()).toEqual([])
+    // Once as appended, once as the companion replayed it.
+    expect(seen).toEqual([note, note])
+  })
+
   it('a merged type no longer registered (and not ignorable) makes later requests not checkable', async () => {
     const { root, model } = await toolRound()
     const a = root.agents.get('a')!

@@ -185,12 +185,13 @@ describe('published chunks are kept packed, behind the same read-only events vie
     let visited = 0
     events.find((event) => (visited++, isChunk(event)))
     expect(visited).toBe(plain.findIndex(isChunk) + 1)
-    const sum = (total: unknown, event: AnySessionEvent) => (total as number) + event.seq
+    const sum = (total: number, event: AnySessionEvent) => total + event.seq
     expect(events.reduce(sum, 0)).toBe(plain.reduce(sum, 0))
-    expect(events.reduce((last: unknown, event) => ((last as AnySessionEvent).seq < event.seq ? event : last))).toEqual(plain.at(-1))
+    const later = (last: AnySessionEvent, event: AnySessionEvent) => (last.seq < event.seq ? event : last)
+    expect(events.reduce(later)).toEqual(plain.at(-1))
     expect(() => events.forEach(42 as never)).toThrow(TypeError)
     const empty = root.sessions.create(SessionId('empty')).events.slice(0, 0)
-    expect(() => empty.reduce(sum)).toThrow(TypeError)
+    expect(() => empty.reduce(later)).toThrow(TypeError)
   })
 
   it('typeAt names each entry\'s type without rebuilding a packed chunk; undefined off the log', async () => {
