@@ -139,6 +139,12 @@ describe('flags', () => {
     })
     expect(await failure(['--cwd', 'nowhere'])).toEqual({ code: 'INVALID_ARGS', message: '--cwd: <dir>/nowhere is not a directory' })
     expect(await failure(['hello'])).toEqual({ code: 'INVALID_ARGS', message: 'unexpected argument "hello": pass a prompt with -p "<text>" (dsh-demo --help lists the options)' })
+    expect(await failure(['--', '--', '-p', 'x'])).toMatchObject({ code: 'INVALID_ARGS' })
+  })
+
+  it('accepts the leading -- that npm run and pnpm pass through', async () => {
+    const resolved = await settings(['--', '-p', 'hello', '--yes'])
+    expect(resolved).toMatchObject({ prompt: 'hello', yes: true })
   })
 })
 
