@@ -68,7 +68,7 @@ export function shapeProblem(kind: Kind, data: Record<string, any>): string | un
         nonEmptyString(data.model, 'data.model') ??
         optionalString(data.reasoningEffort, 'data.reasoningEffort') ??
         (data.maxTokens === undefined ? undefined : positiveInteger(data.maxTokens, 'data.maxTokens')) ??
-        (data.temperature === undefined ? undefined : finite(data.temperature, 'data.temperature')) ??
+        (data.temperature === undefined || (Number.isFinite(data.temperature) && data.temperature >= 0) ? undefined : 'data.temperature must be a number ≥ 0 when present') ??
         string(data.system, 'data.system') ??
         array(data.tools, 'data.tools') ??
         (data.reason === 'initial' || data.reason === 'change' || data.reason === 'resume'

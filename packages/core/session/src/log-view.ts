@@ -168,15 +168,13 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
       return out
     },
     find(callback: Visit, thisArg?: unknown) {
-      const seq = first(callable(callback), thisArg, 0, log.length, 1)
-      return seq < 0 ? undefined : at(seq)
+      return first(callable(callback), thisArg, 0, log.length, 1) < 0 ? undefined : found
     },
     findIndex(callback: Visit, thisArg?: unknown) {
       return first(callable(callback), thisArg, 0, log.length, 1)
     },
     findLast(callback: Visit, thisArg?: unknown) {
-      const seq = first(callable(callback), thisArg, log.length - 1, -1, -1)
-      return seq < 0 ? undefined : at(seq)
+      return first(callable(callback), thisArg, log.length - 1, -1, -1) < 0 ? undefined : found
     },
     findLastIndex(callback: Visit, thisArg?: unknown) {
       return first(callable(callback), thisArg, log.length - 1, -1, -1)
@@ -202,10 +200,31 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
       return sum
     },
   }
-  /** The first seq from `from` towards `to` (exclusive) whose event `visit` accepts, or -1. */
+  /** The event `first` last accepted: the object the callback saw (a packed entry read again would be a new one). */
+  let found: AnySessionEvent | undefined
+  /** The first seq from `from` towards `to` (exclusive) whose event `visit` accepts (kept in `found`), or -1. */
   const first = (visit: Visit, thisArg: unknown, from: number, to: number, step: 1 | -1): number => {
-    for (let seq = from; seq !== to; seq += step) if (visit.call(thisArg, at(seq)!, seq, self)) return seq
+    for (let seq = from; seq !== to; seq += step) {
+      const event = at(seq)!
+      if (visit.call(thisArg, event, seq, self)) {
+        found = event
+        return seq
+      }
+    }
+    found = undefined
     return -1
+  }
+  // What the view hands out: on the view itself, the methods above; called on another receiver
+  // (`events.forEach.call(other, …)`, or detached), what `Array.prototype`'s method does there.
+  const exposed: Record<string, (...args: any[]) => unknown> = Object.create(null)
+  for (const key of Object.keys(methods)) {
+    const own = methods[key]!
+    const generic = (Array.prototype as unknown as Record<string, (...args: unknown[]) => unknown>)[key]!
+    exposed[key] = {
+      [key](this: unknown, ...args: unknown[]) {
+        return this === self ? own(...args) : generic.apply(this, args)
+      },
+    }[key]!
   }
   const target: AnySessionEvent[] = []
   // `util.inspect` (console.log) formats a proxy's target, not the proxy: show the entries.
@@ -224,10 +243,10 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
         const seq = toIndex(key)
         if (seq >= 0) return at(seq)
         if (key === 'length') return log.length
-        const method = methods[key]
-        if (method !== undefined && Object.hasOwn(methods, key)) return method
+        const method = exposed[key]
+        if (method !== undefined) return method
       } else if (key === Symbol.iterator) {
-        return methods.values
+        return exposed.values
       }
       return Reflect.get(target, key, receiver)
     },

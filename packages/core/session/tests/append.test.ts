@@ -207,7 +207,8 @@ describe('lossless JSON (INVALID_EVENT names the path; the log and the data are 
     const header = { provider: 'p', model: 'm', system: '', tools: [], reason: 'initial' as const }
     expectRefused(session, 'request/header', { ...header, maxTokens: 0 }, 'INVALID_EVENT', /data\.maxTokens must be an integer ≥ 1/)
     expectRefused(session, 'request/header', { ...header, maxTokens: 1.5 }, 'INVALID_EVENT', /data\.maxTokens must be an integer ≥ 1/)
-    expectRefused(session, 'request/header', { ...header, temperature: '0.2' as never }, 'INVALID_EVENT', /data\.temperature must be a number/)
+    expectRefused(session, 'request/header', { ...header, temperature: '0.2' as never }, 'INVALID_EVENT', /data\.temperature must be a number ≥ 0/)
+    expectRefused(session, 'request/header', { ...header, temperature: -0.5 }, 'INVALID_EVENT', /data\.temperature must be a number ≥ 0/)
     expectRefused(session, 'request/header', { ...header, reasoningEffort: 3 as never }, 'INVALID_EVENT', /data\.reasoningEffort must be a string/)
     const logged = session.append('request/header', { ...header, reasoningEffort: 'high', maxTokens: 256, temperature: 0 })
     expect(logged.data).toEqual({ ...header, reasoningEffort: 'high', maxTokens: 256, temperature: 0 })

@@ -190,8 +190,28 @@ describe('published chunks are kept packed, behind the same read-only events vie
     const later = (last: AnySessionEvent, event: AnySessionEvent) => (last.seq < event.seq ? event : last)
     expect(events.reduce(later)).toEqual(plain.at(-1))
     expect(() => events.forEach(42 as never)).toThrow(TypeError)
-    const empty = root.sessions.create(SessionId('empty')).events.slice(0, 0)
-    expect(() => empty.reduce(later)).toThrow(TypeError)
+    // find/findLast return the very object the callback accepted, even when it read other packed entries meanwhile.
+    let accepted: AnySessionEvent | undefined
+    const lastChunk = events.findLast((event, seq, all) => {
+      void all[seq - 1]
+      return isChunk(event) && (accepted = event) !== undefined
+    })
+    expect(lastChunk).toBe(accepted)
+    const firstChunk = events.find((event, seq, all) => {
+      void all[seq + 1]
+      return isChunk(event) && (accepted = event) !== undefined
+    })
+    expect(firstChunk).toBe(accepted)
+    // On another receiver, or detached, each method is Array's.
+    const other = [plain[0]!, plain[1]!]
+    const visits: number[] = []
+    events.forEach.call(other, (_event, seq) => visits.push(seq))
+    expect(visits).toEqual([0, 1])
+    expect(events.slice.call(other, 1)).toEqual([plain[1]])
+    expect(events.reduce.call([] as AnySessionEvent[], later as never, 7 as never)).toBe(7)
+    expect(() => events.reduce.call([] as AnySessionEvent[], later as never)).toThrow(TypeError)
+    const { forEach } = events
+    expect(() => forEach((event) => event)).toThrow(TypeError)
   })
 
   it('typeAt names each entry\'s type without rebuilding a packed chunk; undefined off the log', async () => {

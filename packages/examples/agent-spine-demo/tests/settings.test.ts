@@ -142,7 +142,7 @@ describe('flags', () => {
     expect(await failure(['--', '--', '-p', 'x'])).toMatchObject({ code: 'INVALID_ARGS' })
   })
 
-  it('accepts the leading -- that npm run and pnpm pass through', async () => {
+  it('accepts the leading -- that pnpm passes through', async () => {
     const resolved = await settings(['--', '-p', 'hello', '--yes'])
     expect(resolved).toMatchObject({ prompt: 'hello', yes: true })
   })

@@ -134,8 +134,8 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
 }
 
 function parseFlags(argv: readonly string[]) {
-  // `npm run demo -- -p x` and `pnpm demo -- -p x` hand the script a leading `--`: it separates the
-  // runner's options from ours, not ours from positionals.
+  // `pnpm demo -- -p x` hands the script a leading `--` (npm strips it): it separates the runner's
+  // options from ours, not ours from positionals.
   const args = argv[0] === '--' ? argv.slice(1) : [...argv]
   const { values, positionals } = parseArgs({ args, options: flags, strict: true, allowPositionals: true })
   if (positionals.length) throw new Error(`unexpected argument "${positionals[0]}": pass a prompt with -p "<text>"`)
