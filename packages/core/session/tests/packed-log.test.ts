@@ -208,8 +208,9 @@ describe('published chunks are kept packed, behind the same read-only events vie
     events.forEach.call(other, (_event, seq) => visits.push(seq))
     expect(visits).toEqual([0, 1])
     expect(events.slice.call(other, 1)).toEqual([plain[1]])
-    expect(events.reduce.call([] as AnySessionEvent[], later as never, 7 as never)).toBe(7)
-    expect(() => events.reduce.call([] as AnySessionEvent[], later as never)).toThrow(TypeError)
+    const reduce = events.reduce as (...args: unknown[]) => unknown
+    expect(reduce.call([], later, 7)).toBe(7)
+    expect(() => reduce.call([], later)).toThrow(TypeError)
     const { forEach } = events
     expect(() => forEach((event) => event)).toThrow(TypeError)
   })
