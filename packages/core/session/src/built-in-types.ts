@@ -24,7 +24,7 @@ export enum Kind {
   InboxRequeue,
 }
 
-/** Every built-in type, in the order of `Kind`. */
+/** Every type dsh-session defines itself (its `SessionEventMap` before any plugin merges), in the order of `Kind`. */
 export const BUILT_IN_TYPES = [
   'session/meta',
   'turn/start',

@@ -5,6 +5,7 @@ export default SessionStore
 export { SessionStore }
 export type { PrepareOptions } from './store'
 export { SESSION_FORMAT_VERSION, SessionId } from './types'
+export { BUILT_IN_TYPES } from './built-in-types'
 export type {
   AnySessionEvent,
   ContextRecord,

@@ -1,25 +1,4 @@
-import type { SessionEventType } from '@deepseek-ai/dsh-session'
-
-/** The event types dsh-session defines itself (its `SessionEventMap` before any plugin merges). */
-export const BUILTIN_EVENT_TYPES = [
-  'session/meta',
-  'turn/start',
-  'turn/end',
-  'step/start',
-  'step/end',
-  'user/message',
-  'steering/message',
-  'assistant/chunk',
-  'assistant/message',
-  'tool/call',
-  'tool/result',
-  'todo/write',
-  'request/header',
-  'inbox/enqueue',
-  'inbox/dequeue',
-  'inbox/discard',
-  'inbox/requeue',
-] as const satisfies readonly SessionEventType[]
+import { BUILT_IN_TYPES } from '@deepseek-ai/dsh-session'
 
 /**
  * Which event types this process knows (R-PER-4): `canonical(type)` returns
@@ -34,7 +13,7 @@ export interface EventTypeCatalog {
 
 /** The built-in types, plus whatever `registered(type)` knows (the canonical string, or `undefined`). */
 export function eventTypeCatalog(registered: (type: string) => string | undefined = () => undefined): EventTypeCatalog {
-  const builtins = new Map<string, string>(BUILTIN_EVENT_TYPES.map((type) => [type, type]))
+  const builtins = new Map<string, string>(BUILT_IN_TYPES.map((type) => [type, type]))
   return {
     canonical: (type) => builtins.get(type) ?? registered(type),
   }
