@@ -23,7 +23,7 @@ import {
   type TokenUsage,
   type UserMessage,
 } from '@deepseek-ai/dsh-llm'
-import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
+import type { SessionEventMap, TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
 import { TurnAborted, TurnHolder, checkAborted } from './cancellation'
 import { contextMessages, placeInput, type PlacedMessage } from './placement'
 import type { ReactLoopAgent } from './agent'
@@ -113,14 +113,8 @@ export class TurnState {
   }
 }
 
-/** The last request header written to the log, folded. */
-export interface HeaderState {
-  provider: string
-  model: string
-  reasoningEffort?: string
-  maxTokens?: number
-  temperature?: number
-  system: string
+/** The last request header written to the log, folded: its fields, with the tools kept as serialized. */
+export interface HeaderState extends Omit<SessionEventMap['request/header'], 'tools' | 'reason'> {
   tools: readonly unknown[]
   toolsJson: string
 }

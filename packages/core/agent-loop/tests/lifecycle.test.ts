@@ -421,4 +421,43 @@ describe('resume (R-LIFE-7, R-LOOP-6)', () => {
       ['resume', 'other', 'low'],
     ])
   })
+
+  it('a resume with the same max tokens and temperature logs no new header; a changed one logs a resume header', async () => {
+    const backend = new MemorySessionPersistence()
+    const sampling = (maxTokens: number, temperature: number) => async (world: Awaited<ReturnType<typeof spine>>) => {
+      await world.root.plugin(memoryPersistence, { backend: backend.reopen() })
+      world.root.on('agent/request', async (_agent, _turn, _step, _config, _signal, next) => ({ ...(await next()), maxTokens, temperature }))
+    }
+    const headers = (session: { events: readonly { type: string; data: unknown }[] }) =>
+      session.events.filter((e) => e.type === 'request/header').map((e) => {
+        const data = e.data as { reason: string; maxTokens?: number; temperature?: number }
+        return [data.reason, data.maxTokens, data.temperature]
+      })
+
+    const first = await spine({ model: { script: ['one'] } })
+    await sampling(256, 0.5)(first)
+    const handle = await first.root.agents.create({ sessionId: id, agentOptions: opts })
+    handle.agent.followup('q')
+    await handle.agent.whenIdle()
+    await handle.dispose()
+
+    const same = await spine({ model: { script: ['two'] } })
+    await sampling(256, 0.5)(same)
+    const resumed = await same.root.agents.resume({ resumeSessionId: id, agentOptions: opts })
+    resumed.agent.followup('q2')
+    await resumed.agent.whenIdle()
+    expect(same.model.requests[0]).toMatchObject({ maxTokens: 256, temperature: 0.5 })
+    expect(headers(resumed.agent.session)).toEqual([['initial', 256, 0.5]])
+    await resumed.dispose()
+
+    const changed = await spine({ model: { script: ['three'] } })
+    await sampling(256, 0)(changed)
+    const again = (await changed.root.agents.resume({ resumeSessionId: id, agentOptions: opts })).agent
+    again.followup('q3')
+    await again.whenIdle()
+    expect(headers(again.session)).toEqual([
+      ['initial', 256, 0.5],
+      ['resume', 256, 0],
+    ])
+  })
 })
