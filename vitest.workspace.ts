@@ -2,6 +2,11 @@ import { existsSync } from 'node:fs'
 import type { TestProjectInlineConfiguration } from 'vitest/config'
 
 /**
+ * Every project sets `extends: true`: in Vitest 4 an inline project does not
+ * inherit the root config otherwise, and would run with the 5 s default timeout
+ * instead of the root's ceiling (a slow, loaded machine then turns tests into
+ * flakes). `scripts/tests/vitest-config.test.ts` pins this.
+ *
  * The package projects. Tests import sibling packages by name and resolve them
  * to their TypeScript sources through the `source` export condition, so the
  * suite runs without a build step.
@@ -28,6 +33,7 @@ const conditions = ['source', 'module', 'node', 'development|production']
 
 function project(dir: string): TestProjectInlineConfiguration {
   return {
+    extends: true,
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: ['source'] } },
     test: {
@@ -44,6 +50,7 @@ function project(dir: string): TestProjectInlineConfiguration {
  * package.
  */
 const types: TestProjectInlineConfiguration = {
+  extends: true,
   test: {
     name: 'types',
     root: '.',
@@ -58,10 +65,12 @@ const types: TestProjectInlineConfiguration = {
 }
 
 const scripts: TestProjectInlineConfiguration = {
+  extends: true,
   test: { name: 'scripts', root: 'scripts', include: ['tests/**/*.test.ts'] },
 }
 
 const bench: TestProjectInlineConfiguration = {
+  extends: true,
   test: { name: 'bench', root: 'bench', include: ['tests/**/*.test.ts'] },
 }
 
