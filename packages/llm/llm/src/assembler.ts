@@ -27,8 +27,11 @@ export interface AssembledResponse {
  * Builds an assistant response from stream chunks as they arrive. `push`
  * never throws: a chunk that breaks the protocol (a chunk after `finish`, an
  * index whose kind changes, a tool call whose first delta lacks `id` or
- * `name`, a malformed chunk) records a `MALFORMED_STREAM` failure, and later
- * chunks are ignored. `push` is O(1): deltas are collected as they come and
+ * `name`, a second tool call with the id of an earlier one, a malformed
+ * chunk) records a `MALFORMED_STREAM` failure, and later chunks are ignored.
+ * A message whose tool calls share an id cannot be answered (each result
+ * names the call it answers), and the session log refuses it, so the
+ * assembler refuses it first, whatever adapter produced it. `push` is O(1): deltas are collected as they come and
  * each block's text is joined once, when `result()` or `partial()` builds it,
  * into one flat string (not a rope of the deltas, which would keep a cons cell
  * per delta alive for as long as the message lives). A whole stream costs
@@ -112,6 +115,8 @@ function parses(json: string): boolean {
 
 class StreamAssembler implements Assembler {
   private readonly blocks = new Map<number, BlockBuilder>()
+  /** The ids of the tool-call blocks opened so far, to the block index that holds each. */
+  private readonly callIds = new Map<string, number>()
   private last: BlockBuilder | undefined
   private usage: TokenUsage | undefined
   private finish: FinishReason | undefined
@@ -200,6 +205,11 @@ class StreamAssembler implements Assembler {
         if (id === undefined || name === undefined) {
           return this.malformed(n, `the first tool-call-delta of block ${index} must carry both id and name`)
         }
+        const holder = this.callIds.get(id)
+        if (holder !== undefined) {
+          return this.malformed(n, `tool call ${index} has the id ${JSON.stringify(id)} of tool call ${holder}; the ids of one message's tool calls must differ`)
+        }
+        this.callIds.set(id, index)
         block = new BlockBuilder(index, TOOL_CALL, id, name)
         this.blocks.set(index, block)
       }

@@ -97,6 +97,7 @@ describe('malformed sequences are a classified failure, never a throw', () => {
     ['a first tool-call delta without id', [{ type: 'tool-call-delta', index: 0, name: 'n', argumentsDelta: '{}' }, toolCalls], 'malformed model stream at chunk 0: the first tool-call-delta of block 0 must carry both id and name'],
     ['a first tool-call delta without name', [{ type: 'tool-call-delta', index: 0, id, argumentsDelta: '{}' }, toolCalls], 'malformed model stream at chunk 0: the first tool-call-delta of block 0 must carry both id and name'],
     ['a tool call that changes its id', [{ type: 'tool-call-delta', index: 0, id, name: 'n', argumentsDelta: '' }, { type: 'tool-call-delta', index: 0, id: 'other', argumentsDelta: '' }, toolCalls], 'malformed model stream at chunk 1: tool call 0 changed its id or name mid-stream (call_1/n → other/n)'],
+    ['a second tool call with the id of the first', [{ type: 'tool-call-delta', index: 0, id, name: 'n', argumentsDelta: '{}' }, { type: 'tool-call-delta', index: 1, id, name: 'm', argumentsDelta: '{}' }, toolCalls], 'malformed model stream at chunk 1: tool call 1 has the id "call_1" of tool call 0; the ids of one message\'s tool calls must differ'],
     ['a negative index', [{ type: 'text-delta', index: -1, text: 'x' }, stop], 'malformed model stream at chunk 0: index must be a non-negative integer (got -1)'],
     ['a fractional index', [{ type: 'text-delta', index: 0.5, text: 'x' }, stop], 'malformed model stream at chunk 0: index must be a non-negative integer (got 0.5)'],
     ['a missing index', [{ type: 'tool-call-delta', id, name: 'n', argumentsDelta: '' }, stop], 'malformed model stream at chunk 0: index must be a non-negative integer (got undefined)'],
@@ -130,6 +131,45 @@ describe('malformed sequences are a classified failure, never a throw', () => {
         content: [{ type: 'text', text: 'kept' }],
         finishReason: malformed('malformed model stream at chunk 1: block 0 started as text and then received a reasoning delta'),
       },
+    })
+  })
+})
+
+describe('duplicate tool-call ids', () => {
+  it('a repeated id refuses the message with the first call kept and nothing of the second, whenever it repeats', () => {
+    const second = CallId('call_2')
+    const result = assemble([
+      { type: 'tool-call-delta', index: 0, id, name: 'read_file', argumentsDelta: '{"path":"a"}' },
+      { type: 'tool-call-delta', index: 1, id: second, name: 'read_file', argumentsDelta: '{"path":"b"}' },
+      { type: 'text-delta', index: 2, text: 'and' },
+      { type: 'tool-call-delta', index: 3, id: second, name: 'write_file', argumentsDelta: '{"path":"b"}' },
+      { type: 'tool-call-delta', index: 3, argumentsDelta: '' },
+      toolCalls,
+    ])
+    expect(result).toEqual({
+      content: [
+        { type: 'tool-call', id, name: 'read_file', arguments: '{"path":"a"}' },
+        { type: 'tool-call', id: second, name: 'read_file', arguments: '{"path":"b"}' },
+        { type: 'text', text: 'and' },
+      ],
+      finishReason: malformed('malformed model stream at chunk 3: tool call 3 has the id "call_2" of tool call 1; the ids of one message\'s tool calls must differ'),
+    })
+  })
+
+  it('distinct ids stay accepted, however the deltas of the calls interleave', () => {
+    const second = CallId('call_2')
+    expect(assemble([
+      { type: 'tool-call-delta', index: 0, id, name: 'a', argumentsDelta: '{' },
+      { type: 'tool-call-delta', index: 1, id: second, name: 'b', argumentsDelta: '{' },
+      { type: 'tool-call-delta', index: 0, id, argumentsDelta: '}' },
+      { type: 'tool-call-delta', index: 1, argumentsDelta: '}' },
+      toolCalls,
+    ])).toEqual({
+      content: [
+        { type: 'tool-call', id, name: 'a', arguments: '{}' },
+        { type: 'tool-call', id: second, name: 'b', arguments: '{}' },
+      ],
+      finishReason: { kind: 'tool-calls' },
     })
   })
 })
