@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { ContentBlock, JsonSchema, JsonValue } from '@deepseek-ai/dsh-llm'
 import { ToolError } from './errors'
+import type { ToolEffect } from './effect'
 import type { ToolDefinition, ToolOutput, ToolRunContext } from './types'
 
 /** A zod object schema of any shape and unknown-key mode. */
@@ -18,6 +19,8 @@ export interface DefineToolOptions<S extends ZodObjectSchema> {
   isConcurrencySafe?(args: z.output<S>): boolean
   finalizeContent?(output: ToolOutput, run: ToolRunContext): readonly ContentBlock[]
   timeoutMs?: number
+  /** What a call does, for permission policies; undeclared counts as `execute`. */
+  effect?: ToolEffect
 }
 
 /**

@@ -1,9 +1,13 @@
 import { deepFreeze, type JsonSchema, type ToolSchema } from '@deepseek-ai/dsh-llm'
+import { TOOL_EFFECTS } from './effect'
 import { ToolError } from './errors'
 import type { ToolDefinition } from './types'
 
 /** The tool names every provider we target accepts. */
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** The longest delay a Node timer holds; a longer one fires after 1 ms (with a warning). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1
 
 /**
  * Checks a definition and returns the frozen `ToolSchema` the model will see:
@@ -31,8 +35,12 @@ export function schemaOf(definition: ToolDefinition): ToolSchema {
     }
   }
   const timeout = definition.timeoutMs
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && Number.isFinite(timeout))) {
-    throw new ToolError('INVALID_DEFINITION', `tool "${name}": timeoutMs must be a positive number of milliseconds`)
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw new ToolError('INVALID_DEFINITION', `tool "${name}": timeoutMs must be a positive number of milliseconds, at most ${MAX_TIMEOUT_MS}`)
+  }
+  const effect = definition.effect
+  if (effect !== undefined && !TOOL_EFFECTS.includes(effect)) {
+    throw new ToolError('INVALID_DEFINITION', `tool "${name}": effect must be one of ${TOOL_EFFECTS.join(', ')} (or left out, which counts as execute)`)
   }
   let wire: unknown
   try {

@@ -1,7 +1,7 @@
 import { contentProblem, deepFreeze, type ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import { heard, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
-import { abortedBeforeDispatch, isTimeout } from './cancellation'
+import { LinkedAbort, abortedBeforeDispatch, isTimeout } from './cancellation'
 import { ToolError, isToolError } from './errors'
 import { messageOf } from './results'
 import type { DeferredContext, ToolDispatch, ToolInvocation, ToolOutput, ToolRunContext } from './types'
@@ -20,13 +20,20 @@ export class CallRun {
     this.closed = true
   }
 
-  context(invocation: ToolInvocation, signal: AbortSignal): ToolRunContext {
+  /** The body's run context; `signal` may be a function, called when the body first reads it. */
+  context(invocation: ToolInvocation, signal: AbortSignal | (() => AbortSignal)): ToolRunContext {
+    const defer = (context: DeferredContext) => this.defer(context)
+    if (typeof signal !== 'function') {
+      return Object.freeze({ callId: invocation.call.id, name: invocation.call.name, agent: invocation.agent, signal, deferContext: defer })
+    }
     return Object.freeze({
       callId: invocation.call.id,
       name: invocation.call.name,
       agent: invocation.agent,
-      signal,
-      deferContext: (context: DeferredContext) => this.defer(context),
+      get signal() {
+        return signal()
+      },
+      deferContext: defer,
     })
   }
 
@@ -50,8 +57,8 @@ export class CallRun {
  * output, or throws a `ToolError` carrying the result code.
  *
  * Signal rules: wrappers may replace `dispatch.signal`; the body gets
- * `AbortSignal.any([caller, replacement, timeout])`, so the caller's abort
- * always reaches it. A call whose signal is already aborted when the body
+ * a signal that aborts with any of caller, replacement and deadline, so the
+ * caller's abort always reaches it. A call whose signal is already aborted when the body
  * would start never starts (`ABORTED_BEFORE_DISPATCH`, or `TIMEOUT` when a
  * wrapper's timeout already elapsed).
  *
@@ -85,11 +92,11 @@ export async function dispatchCall(
       replacement = value
     },
   }
-  let bodySignal: AbortSignal | undefined
+  let timedOut: (() => unknown) | undefined
   let body: Promise<ToolOutput> | undefined
   const inner = (): Promise<ToolOutput> => {
     const started = startBody(invocation, run, caller, replacement, timeoutMs)
-    bodySignal = started.signal
+    timedOut = started.timedOut
     body = started.output
     // Handled here so a wrapper that does not await next() leaves no unhandled rejection; awaited below.
     body.catch(() => {})
@@ -99,7 +106,7 @@ export async function dispatchCall(
     if (heard(events, 'tools/execute')) await events.waterfall(filter, 'tools/execute', dispatch, inner)
     else await inner()
   } catch (error) {
-    throw runFailure(error, caller, bodySignal, run.started)
+    throw runFailure(error, caller, timedOut?.(), run.started)
   }
   if (!body) {
     if (caller.aborted) throw abortedBeforeDispatch()
@@ -108,39 +115,60 @@ export async function dispatchCall(
   try {
     return await body
   } catch (error) {
-    throw runFailure(error, caller, bodySignal, run.started)
+    throw runFailure(error, caller, timedOut?.(), run.started)
   }
 }
 
+/**
+ * Starts the body. Its signal aborts with the caller's, the wrapper's
+ * replacement, and the deadline; it is built only when the body first reads
+ * `run.signal` (a body that never looks costs no signal), and it is the
+ * caller's own when there is neither a deadline nor a replacement.
+ * `timedOut()` gives the timeout reason once the deadline passed or the
+ * replacement aborted with one.
+ */
 function startBody(
   invocation: ToolInvocation,
   run: CallRun,
   caller: AbortSignal,
   replacement: AbortSignal,
   timeoutMs: number | undefined,
-): { signal: AbortSignal; output: Promise<ToolOutput> } {
-  const signals = replacement === caller ? [caller] : [caller, replacement]
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let timedOut: Promise<never> | undefined
-  if (timeoutMs !== undefined && timeoutMs > 0) {
-    const controller = new AbortController()
-    signals.push(controller.signal)
-    timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = new ToolError('TIMEOUT', `tool timed out after ${timeoutMs} ms`)
-        controller.abort(error)
-        reject(error)
-      }, timeoutMs)
-    })
-    timedOut.catch(() => {})
-  }
-  const signal = signals.length === 1 ? caller : AbortSignal.any(signals)
-  if (signal.aborted) {
-    clearTimeout(timer)
+): { timedOut: () => unknown; output: Promise<ToolOutput> } {
+  const deadline = timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined
+  let expired: ToolError | undefined
+  const timedOut = () => expired ?? (replacement.aborted && isTimeout(replacement.reason) ? replacement.reason : undefined)
+  if (caller.aborted || replacement.aborted) {
     run.close()
-    const reason: unknown = signal.reason
-    const error = !caller.aborted && isTimeout(reason) ? timeoutError(reason) : abortedBeforeDispatch()
-    return { signal, output: Promise.reject(error) }
+    const reason = caller.aborted ? undefined : timedOut()
+    return { timedOut, output: Promise.reject(reason !== undefined ? timeoutError(reason) : abortedBeforeDispatch()) }
+  }
+  let link: LinkedAbort | undefined
+  const signal =
+    deadline === undefined && replacement === caller
+      ? caller
+      : () => {
+          if (!link) {
+            link = new LinkedAbort(replacement === caller ? [caller] : [caller, replacement])
+            if (expired) link.abort(expired)
+          }
+          return link.signal
+        }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let deadlinePassed: Promise<never> | undefined
+  if (deadline !== undefined) {
+    deadlinePassed = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        expired = new ToolError('TIMEOUT', `tool timed out after ${deadline} ms`)
+        link?.abort(expired)
+        reject(expired)
+      }, deadline)
+    })
+    deadlinePassed.catch(() => {})
+  }
+  const release = () => {
+    clearTimeout(timer)
+    link?.dispose()
+    run.close()
   }
   run.started = true
   let output: Promise<ToolOutput>
@@ -149,19 +177,10 @@ function startBody(
   } catch (error) {
     output = Promise.reject(error)
   }
-  const settled = output.finally(() => {
-    clearTimeout(timer)
-    run.close()
-  })
-  if (!timedOut) return { signal, output: settled }
+  const settled = output.finally(release)
+  if (!deadlinePassed) return { timedOut, output: settled }
   settled.catch(() => {})
-  return {
-    signal,
-    output: Promise.race([settled, timedOut]).finally(() => {
-      clearTimeout(timer)
-      run.close()
-    }),
-  }
+  return { timedOut, output: Promise.race([settled, deadlinePassed]).finally(release) }
 }
 
 function timeoutError(reason: unknown): ToolError {
@@ -169,7 +188,7 @@ function timeoutError(reason: unknown): ToolError {
 }
 
 /** Classifies a failure of the dispatch stage into a `ToolError` with the result code. */
-function runFailure(error: unknown, caller: AbortSignal, bodySignal: AbortSignal | undefined, started: boolean): ToolError {
+function runFailure(error: unknown, caller: AbortSignal, timedOut: unknown, started: boolean): ToolError {
   if (!started) {
     if (caller.aborted) return abortedBeforeDispatch()
     if (isToolError(error)) return error
@@ -178,6 +197,6 @@ function runFailure(error: unknown, caller: AbortSignal, bodySignal: AbortSignal
   }
   if (caller.aborted) return new ToolError('ABORTED', 'tool call aborted', { cause: error })
   if (isToolError(error)) return error
-  if (isTimeout(error) || (bodySignal?.aborted && isTimeout(bodySignal.reason))) return timeoutError(isTimeout(error) ? error : bodySignal?.reason)
+  if (isTimeout(error) || timedOut !== undefined) return timeoutError(isTimeout(error) ? error : timedOut)
   return new ToolError('TOOL_ERROR', messageOf(error, 'tool failed'), { cause: error })
 }

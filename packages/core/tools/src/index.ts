@@ -3,7 +3,10 @@ import './approval'
 import { ToolRegistry } from './tools'
 
 export { ToolRegistry }
+export { DEFAULT_TOOL_TIMEOUT_MS } from './tools'
 export { defineTool } from './define-tool'
+export { TOOL_EFFECTS, effectOf } from './effect'
+export type { ToolEffect } from './effect'
 export type { DefineToolOptions, ZodObjectSchema } from './define-tool'
 export { ToolError, isToolError } from './errors'
 export type { ToolErrorCode, ToolErrorCodeMap } from './errors'

@@ -4,8 +4,17 @@ import type { ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import { Context, Service } from './cordis'
 import { ToolCatalog } from './catalog'
+import { MAX_TIMEOUT_MS } from './definition'
 import type { ToolCallPlan } from './pipeline'
 import type { ToolCall, ToolCallResult, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
+
+/**
+ * The deadline of a call to a tool that sets no `timeoutMs` of its own: two
+ * minutes. Every call has one, so a tool that hangs (a blocked read, a server
+ * that never answers) cannot hold a turn forever; a tool that legitimately
+ * runs longer declares its own `timeoutMs`.
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 120_000
 
 declare module 'cordis' {
   interface Context {
@@ -27,8 +36,9 @@ declare module 'cordis' {
 export class ToolRegistry extends Service {
   static readonly Config: Schema<ToolRegistry.Config> = Schema.object({
     defaultTimeoutMs: Schema.natural()
-      .default(0)
-      .description('Timeout in milliseconds for tools that set no timeoutMs of their own; 0 means none.'),
+      .max(MAX_TIMEOUT_MS)
+      .default(DEFAULT_TOOL_TIMEOUT_MS)
+      .description('Deadline in milliseconds of a call to a tool that sets no timeoutMs of its own; 0 turns it off.'),
   })
 
   private readonly catalog: ToolCatalog
@@ -37,7 +47,7 @@ export class ToolRegistry extends Service {
     super(ctx, 'tools')
     untraced(this)
     const logger = ctx.logger('tools')
-    const catalog = new ToolCatalog(ctx, rawEvents(ctx), config.defaultTimeoutMs ?? 0, (event, error) =>
+    const catalog = new ToolCatalog(ctx, rawEvents(ctx), config.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS, (event, error) =>
       logger.warn(`a ${event} listener failed: %s`, error instanceof Error ? error.message : error),
     )
     this.catalog = catalog
@@ -117,7 +127,12 @@ export class ToolRegistry extends Service {
 
 export namespace ToolRegistry {
   export interface Config {
-    /** Timeout for tools that set no `timeoutMs`; 0 (the default) means none. */
+    /**
+     * Deadline of a call to a tool that sets no `timeoutMs`: the call returns
+     * `TIMEOUT` and its signal aborts once it elapses. Default
+     * `DEFAULT_TOOL_TIMEOUT_MS` (2 minutes); 0 turns it off (then such a call
+     * has no deadline at all); at most 2^31 - 1.
+     */
     defaultTimeoutMs?: number
   }
 }

@@ -1,6 +1,7 @@
 import type { CallId, ContentBlock, ToolSchema, UserMessage } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { ToolEffect } from './effect'
 import type { ToolErrorCode } from './errors'
 
 /** What a tool body returns: text, or content blocks (text, images, …). */
@@ -58,6 +59,12 @@ export interface ToolRunContext {
  *   the result's content blocks; by default a string becomes one text block.
  * - `timeoutMs` bounds the body: once it elapses the call's signal aborts and
  *   the call returns `TIMEOUT` without waiting for a body that ignores it.
+ *   Without it the registry's `defaultTimeoutMs` applies (2 minutes unless
+ *   configured), so every call has a deadline. At most 2^31 - 1 ms (what a
+ *   timer can hold).
+ * - `effect` says what a call does (`read` | `write` | `execute` |
+ *   `network`) for permission policies; undeclared counts as `execute`
+ *   (policies read it with `effectOf`, which applies that rule).
  */
 export interface ToolDefinition<Args = unknown> extends ToolSchema {
   execute(args: Args, run: ToolRunContext): ToolOutput | Promise<ToolOutput>
@@ -65,6 +72,7 @@ export interface ToolDefinition<Args = unknown> extends ToolSchema {
   isConcurrencySafe?(args: Args): boolean
   finalizeContent?(output: ToolOutput, run: ToolRunContext): readonly ContentBlock[]
   timeoutMs?: number
+  effect?: ToolEffect
 }
 
 /** One call the model made: the fields of its `tool-call` block. */
@@ -114,7 +122,7 @@ export interface ToolInvocation {
  * What `tools/execute` wrappers receive: the invocation plus a replaceable
  * `signal`. A wrapper may assign a new `AbortSignal` (a timeout, a budget)
  * before calling `next()`; the body's signal still aborts with the caller's
- * (the body sees `AbortSignal.any([caller, replacement])`), so no wrapper can
+ * (the body sees a signal that aborts with either of them, or the deadline), so no wrapper can
  * detach a cancellation. Nothing else can be replaced here: the result comes
  * from the body (change it in `tools/post-execute`).
  */

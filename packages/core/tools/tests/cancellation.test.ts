@@ -1,5 +1,7 @@
+import { getEventListeners } from 'node:events'
 import { Context } from 'cordis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { DEFAULT_TOOL_TIMEOUT_MS } from '@deepseek-ai/dsh-tools'
 import { call, deferred, echoTool, fakeAgent, mountTools, resultText } from './helpers'
 
 afterEach(() => {
@@ -134,6 +136,63 @@ describe('cancellation and timeouts', () => {
     await vi.advanceTimersByTimeAsync(3_000)
     expect((await hang).error?.message).toBe('tool timed out after 1000 ms')
     expect((await own).error?.message).toBe('tool timed out after 3000 ms')
+  })
+
+  it('every call has a deadline: by default a tool without timeoutMs times out after two minutes, its signal aborted', async () => {
+    vi.useFakeTimers()
+    const root = await mountTools()
+    let bodySignal: AbortSignal | undefined
+    root.tools.register(echoTool('hang', (_args, run) => ((bodySignal = run.signal), new Promise(() => {}))))
+    const pending = root.tools.execute(call('hang'), { agent: fakeAgent(root, 'a') })
+    await vi.advanceTimersByTimeAsync(DEFAULT_TOOL_TIMEOUT_MS - 1)
+    expect(bodySignal?.aborted).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    const result = await pending
+    expect(DEFAULT_TOOL_TIMEOUT_MS).toBe(120_000)
+    expect(result.error).toEqual({ code: 'TIMEOUT', message: 'tool timed out after 120000 ms' })
+    expect(bodySignal?.reason).toEqual(expect.objectContaining({ code: 'TIMEOUT' }))
+  })
+
+  it('defaultTimeoutMs: 0 turns the default deadline off (no timer at all)', async () => {
+    vi.useFakeTimers()
+    const root = await mountTools({ defaultTimeoutMs: 0 })
+    const finish = deferred<string>()
+    root.tools.register(echoTool('slow', () => finish.promise))
+    const pending = root.tools.execute(call('slow'), { agent: fakeAgent(root, 'a') })
+    await vi.advanceTimersByTimeAsync(10 * DEFAULT_TOOL_TIMEOUT_MS)
+    expect(vi.getTimerCount()).toBe(0)
+    finish.resolve('done at last')
+    expect(resultText(await pending)).toEqual({ text: 'done at last', isError: false })
+  })
+
+  it('a body that reads its signal only after the deadline passed finds it aborted', async () => {
+    vi.useFakeTimers()
+    const root = await mountTools({ defaultTimeoutMs: 1_000 })
+    const late = deferred()
+    let seen: AbortSignal | undefined
+    root.tools.register(echoTool('late', async (_args, run) => (await late.promise, (seen = run.signal), 'x')))
+    const pending = root.tools.execute(call('late'), { agent: fakeAgent(root, 'a') })
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect((await pending).error?.code).toBe('TIMEOUT')
+    late.resolve()
+    await vi.waitFor(() => expect(seen?.aborted).toBe(true))
+  })
+
+  it("the caller's abort reaches a body with a deadline, and settled calls leave no listener on the caller's signal", async () => {
+    const root = await mountTools()
+    const controller = new AbortController()
+    const agent = fakeAgent(root, 'a')
+    root.tools.register(echoTool('peek', (_args, run) => (run.signal.aborted ? 'aborted' : 'running')))
+    for (let i = 0; i < 3; i++) await root.tools.execute(call('peek'), { agent, signal: controller.signal })
+    expect(getEventListeners(controller.signal, 'abort')).toEqual([])
+    const started = deferred<AbortSignal>()
+    root.tools.register(echoTool('wait', (_args, run) => (started.resolve(run.signal), new Promise((_, reject) => run.signal.addEventListener('abort', () => reject(run.signal.reason))))))
+    const pending = root.tools.execute(call('wait'), { agent, signal: controller.signal })
+    const bodySignal = await started.promise
+    controller.abort(new Error('turn cancelled'))
+    expect(bodySignal.reason).toEqual(new Error('turn cancelled'))
+    expect((await pending).error).toEqual({ code: 'ABORTED', message: 'tool call aborted' })
+    expect(getEventListeners(controller.signal, 'abort')).toEqual([])
   })
 
   it("a wrapper's timeout signal that aborts the body classifies as TIMEOUT", async () => {

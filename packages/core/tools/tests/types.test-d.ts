@@ -4,6 +4,8 @@ import { z } from 'zod'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import {
   defineTool,
+  effectOf,
+  type ToolEffect,
   type PostExecuteDecision,
   type PreExecuteDecision,
   type ToolApproval,
@@ -69,6 +71,15 @@ describe('defineTool typings', () => {
       // @ts-expect-error a tool returns text or content blocks
       execute: () => 42,
     })
+  })
+
+  it('takes an effect, one of the four', () => {
+    const tool = defineTool({ name: 'r', description: '', parameters: z.object({}), effect: 'read', execute: () => '' })
+    expectTypeOf(tool.effect).toEqualTypeOf<ToolEffect | undefined>()
+    expectTypeOf(effectOf(tool)).toEqualTypeOf<ToolEffect>()
+    expectTypeOf<ToolEffect>().toEqualTypeOf<'read' | 'write' | 'execute' | 'network'>()
+    // @ts-expect-error not an effect
+    defineTool({ name: 'r', description: '', parameters: z.object({}), effect: 'delete', execute: () => '' })
   })
 
   it('merged fields and codes type-check', () => {
