@@ -17,7 +17,7 @@ function captureSignals(root: import('cordis').Context): AbortSignal[] {
   return signals
 }
 
-describe('cancellation (R-CAN-1…7)', () => {
+describe('cancellation (R-CAN-1…6)', () => {
   it('R-CAN-3: cancel with no open turn is a no-op: nothing emitted, the inbox kept', async () => {
     const { agent, root } = await spine()
     const a = await agent()
