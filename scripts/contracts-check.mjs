@@ -223,7 +223,8 @@ export function checkContracts(root) {
       const links = [...line.matchAll(LINK_PATTERN)]
       for (const link of links) {
         const page = link[1].endsWith('zh-CN.md') ? zh : en
-        const target = /^[a-z]+:/.test(link[1]) ? undefined : join(dirname(path), link[1]).split(sep).join('/')
+        // Only a markdown file's relative links are paths from where it lives (a script may write markdown elsewhere).
+        const target = !path.endsWith('.md') || /^[a-z]+:/.test(link[1]) ? undefined : join(dirname(path), link[1]).split(sep).join('/')
         if (target !== undefined && target !== CONTRACTS && target !== CONTRACTS_ZH) {
           problems.push(`${where}: link to ${link[1]} does not lead to ${CONTRACTS} from this file`)
         } else if (link[2] && !page.anchors.has(link[2])) {

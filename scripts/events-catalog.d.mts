@@ -10,6 +10,7 @@ export interface CatalogEvent {
 }
 export function listSources(dir: string): string[]
 export function packageSources(root: string): string[]
+export function packageName(root: string, file: string): string | undefined
 export function extractEvents(files: SourceFile[]): CatalogEvent[]
 export function renderCatalog(events: CatalogEvent[]): string
 export function buildCatalog(root: string): string

@@ -48,7 +48,8 @@ function isDir(path) {
   }
 }
 
-function packageName(root, file) {
+/** The `name` of the nearest package.json above `file`, inside `root`. */
+export function packageName(root, file) {
   let dir = dirname(file)
   while (dir.startsWith(root) && dir !== root) {
     try {

@@ -1,5 +1,5 @@
 import { SessionError } from './errors'
-import type { LoadedSession, PersistedSessionInfo, SessionPersistence } from './persistence'
+import type { LoadedSession, PersistedSessionInfo, SessionLoadWarning, SessionPersistence } from './persistence'
 import { LoadedLog } from './loaded-log'
 import { repairSession } from './repair'
 import { SessionId, type AnySessionEvent, type SessionEvent } from './types'
@@ -65,7 +65,9 @@ export class MemorySessionPersistence implements SessionPersistence {
       log.push(JSON.parse(line))
     }
     if (plan.events.length) record.updatedAt = Date.now()
-    return { id: SessionId(id), events: log.events, repairs: plan.repairs, warnings: [] }
+    // Records are stored whole, so nothing is ever torn here: no warnings to report.
+    const warnings: SessionLoadWarning[] = []
+    return { id: SessionId(id), events: log.events, repairs: plan.repairs, warnings }
   }
 
   async list(): Promise<PersistedSessionInfo[]> {

@@ -20,6 +20,28 @@ export interface SessionRepair {
   detail: string
 }
 
+/**
+ * A non-fatal finding of a load, for the person who resumes the session (the
+ * loop hands it on; a CLI prints `message`). A backend never puts event
+ * contents in it.
+ */
+export interface SessionLoadWarning {
+  /**
+   * What was found, as a stable string to branch on. dsh-session-jsonl
+   * reports `TORN_TAIL`: bytes after the file's last newline (a write its
+   * writer never finished) were cut from the file and copied to `sidecar`.
+   */
+  code: string
+  /** A sentence a person can act on, naming the file (and line) when there is one. */
+  message: string
+  /** The storage file concerned, for file-based backends. */
+  file?: string
+  /** The 1-based line (record) concerned. */
+  line?: number
+  /** Where bytes the load cut from the log were copied to before it cut them. */
+  sidecar?: string
+}
+
 /** A persisted session read back: the log (repaired), and what the load had to fix. */
 export interface LoadedSession {
   id: SessionId
@@ -27,8 +49,12 @@ export interface LoadedSession {
   events: readonly AnySessionEvent[]
   /** Events crash repair appended (already durable). */
   repairs: readonly SessionRepair[]
-  /** Non-fatal findings, e.g. a torn last line that was dropped. */
-  warnings: readonly string[]
+  /**
+   * Non-fatal findings, e.g. a torn tail that was cut (and kept in a
+   * sidecar). Anything that would lose a complete record is not a warning
+   * but a rejection of the load.
+   */
+  warnings: readonly SessionLoadWarning[]
 }
 
 /**
@@ -43,7 +69,12 @@ export interface LoadedSession {
  * - `load(id)` reads without holding the raw file in memory, repairs a crash
  *   (appending the repairs durably), and rejects with code
  *   `SESSION_NOT_FOUND` for an unknown id, or `CORRUPT_SESSION` naming the
- *   file and line for a corrupt record.
+ *   file and line for a corrupt record. It may drop only what a crash can
+ *   leave unfinished (a torn tail), after keeping a copy, and reports that in
+ *   `warnings`; it never drops a complete record.
+ * - Once a write of a session has failed, `flush(id)` (and the plugin's
+ *   `session/flush`) rejects for that session until it is released or
+ *   disposed: nothing reports success for events that are not stored.
  * - `list()` returns cheap metadata, `exists(id)` answers without loading,
  *   `delete(id)` removes a session that is not live.
  */

@@ -37,6 +37,16 @@ export interface PersistenceHarness {
   ctx?: Context
   /** Releases whatever the harness holds (temporary directories, plugins). */
   cleanup?(): void | Promise<void>
+  /**
+   * Optional, for backends whose storage can be damaged the way a crash or a
+   * hand edit damages a file. Enables the damage tests.
+   */
+  damage?: {
+    /** Leaves an unfinished record after the stored (flushed, released) log of `id`, as a crash mid-write does. */
+    tearTail(id: SessionId): void | Promise<void>
+    /** Replaces the last stored record of `id` by a complete record that does not parse, as a bad hand edit does. */
+    corruptLastRecord(id: SessionId): void | Promise<void>
+  }
 }
 
 const model = { kind: 'model', provider: 'test', model: 'm' } as const
@@ -239,6 +249,53 @@ export function describePersistenceContract(
       const third = await restarted.load(session.id)
       expect(third.events).toEqual(first.events)
       expect(third.repairs).toEqual([])
+    })
+
+    describe('damaged storage', () => {
+      const damaged = async () => {
+        const h = await open()
+        if (!h.damage) return undefined
+        return { ...h, damage: h.damage }
+      }
+
+      it('drops only an unfinished tail, and says so in a structured warning', async () => {
+        const h = await damaged()
+        if (!h) return
+        const logs = await logBuilder()
+        const session = logs.session('contract-torn')
+        closedTurn(session, 1)
+        await write(h.backend, session)
+        const restarted = await h.reopen()
+        await h.damage.tearTail(session.id)
+        const loaded = await restarted.load(session.id)
+        expect(loaded.events).toEqual(plain(session.events))
+        expect(loaded.repairs).toEqual([])
+        expect(loaded.warnings).toHaveLength(1)
+        const [warning] = loaded.warnings
+        expect(warning).toEqual({
+          code: expect.any(String),
+          message: expect.any(String),
+          ...(warning!.file === undefined ? {} : { file: expect.any(String) }),
+          ...(warning!.line === undefined ? {} : { line: session.events.length + 1 }),
+          ...(warning!.sidecar === undefined ? {} : { sidecar: expect.any(String) }),
+        })
+        // What was cut is gone for good from the log: the next load finds nothing to report.
+        expect(await restarted.load(session.id)).toEqual({ id: session.id, events: plain(session.events), repairs: [], warnings: [] })
+      })
+
+      it('never drops a complete record: a last record that does not parse is CORRUPT_SESSION, and the log is kept', async () => {
+        const h = await damaged()
+        if (!h) return
+        const logs = await logBuilder()
+        const session = logs.session('contract-corrupt')
+        closedTurn(session, 1)
+        await write(h.backend, session)
+        const restarted = await h.reopen()
+        await h.damage.corruptLastRecord(session.id)
+        await expect(restarted.load(session.id)).rejects.toMatchObject({ code: 'CORRUPT_SESSION' })
+        // Refusing changed nothing: the same refusal again, not a silently shortened log.
+        await expect(restarted.load(session.id)).rejects.toMatchObject({ code: 'CORRUPT_SESSION' })
+      })
     })
 
     describe('wiring to ctx.sessions', () => {
