@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { JsonlPersistenceError, errnoCode } from './errors'
+import { JsonlPersistenceError, errnoCode, fsError } from './errors'
 import type { SessionPaths } from './session-paths'
 
 /** What a lock file records about its owner. */
@@ -36,7 +36,10 @@ export class SessionLock {
 
   /**
    * Removes the lock file if it is still ours. Safe to call twice. A lock file
-   * that now names another owner is left alone.
+   * that now names another owner is left alone. Throws a
+   * `JsonlPersistenceError` when the lock file cannot be read or removed; the
+   * lock is released in this process all the same (a leftover file naming
+   * this process is judged stale and recovered by the next writer).
    */
   release(): void {
     if (this.released) return
@@ -44,10 +47,19 @@ export class SessionLock {
     if (held.get(this.path) === this.owner.token) held.delete(this.path)
     const current = readOwner(this.path)
     if (current === 'missing' || current?.token !== this.owner.token) return
+    unlinkQuietly(this.path, 'Removing the lock file')
+  }
+
+  /**
+   * `release()` for error paths: a failure to remove the lock file must not
+   * hide the error being reported, so it is returned instead of thrown.
+   */
+  releaseQuietly(): JsonlPersistenceError | undefined {
     try {
-      unlinkSync(this.path)
+      this.release()
+      return undefined
     } catch (error) {
-      if (errnoCode(error) !== 'ENOENT') throw error
+      return fsError(error, { operation: 'write', file: this.path, doing: 'Removing the lock file' })
     }
   }
 }
@@ -99,15 +111,15 @@ function breakStaleLock(paths: SessionPaths, id: string, stale: LockOwner | unde
       )
     }
     // A recoverer died while breaking the lock: its breaker is stale too.
-    unlinkQuietly(paths.breaker)
+    unlinkQuietly(paths.breaker, 'Removing a stale breaker lock')
     return
   }
   try {
     const again = readOwner(paths.lock)
     // Only remove the exact stale lock we judged; if it changed, the caller re-evaluates.
-    if (again !== 'missing' && again?.token === stale?.token) unlinkQuietly(paths.lock)
+    if (again !== 'missing' && again?.token === stale?.token) unlinkQuietly(paths.lock, 'Removing a stale lock file')
   } finally {
-    unlinkQuietly(paths.breaker)
+    unlinkQuietly(paths.breaker, 'Removing the breaker lock')
   }
 }
 
@@ -129,21 +141,41 @@ function isAlive(owner: LockOwner, path: string): boolean {
  */
 function tryCreate(path: string, owner: LockOwner): boolean {
   const temporary = `${path}.${owner.pid}.${owner.token}.tmp`
-  const fd = openSync(temporary, 'wx', 0o600)
+  const doing = `Creating the lock file`
+  const consequence = 'The session was not opened.'
+  let fd: number
   try {
-    writeSync(fd, JSON.stringify(owner))
-  } finally {
-    closeSync(fd)
-  }
-  try {
-    linkSync(temporary, path)
-    return true
+    fd = openSync(temporary, 'wx', 0o600)
   } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return false
-    throw error
-  } finally {
-    unlinkQuietly(temporary)
+    throw fsError(error, { operation: 'write', file: temporary, doing, consequence })
   }
+  try {
+    try {
+      writeSync(fd, JSON.stringify(owner))
+    } finally {
+      closeSync(fd)
+    }
+    linkSync(temporary, path)
+  } catch (error) {
+    // The error being reported matters more than a failure to clean up after it.
+    try {
+      unlinkSync(temporary)
+    } catch {}
+    if (errnoCode(error) === 'EEXIST') return false
+    throw fsError(error, { operation: 'write', file: path, doing, consequence })
+  }
+  try {
+    unlinkSync(temporary)
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') {
+      // Leave nothing behind: give the lock back rather than keep it next to a stray file.
+      try {
+        unlinkSync(path)
+      } catch {}
+      throw fsError(error, { operation: 'write', file: temporary, doing: 'Removing the temporary lock file', consequence })
+    }
+  }
+  return true
 }
 
 /** The owner recorded in a lock file; `undefined` when unreadable (treated as stale). */
@@ -153,7 +185,7 @@ function readOwner(path: string): LockOwner | 'missing' | undefined {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return 'missing'
-    throw error
+    throw fsError(error, { operation: 'read', file: path, doing: 'Reading the lock file', consequence: 'Remove whatever is in the way of the lock file.' })
   }
   try {
     const value = JSON.parse(text) as Partial<LockOwner>
@@ -166,11 +198,12 @@ function readOwner(path: string): LockOwner | 'missing' | undefined {
   return undefined
 }
 
-function unlinkQuietly(path: string): void {
+/** Removes `path` if it exists; throws a `JsonlPersistenceError` naming it otherwise. */
+function unlinkQuietly(path: string, doing = 'Removing a lock file'): void {
   try {
     unlinkSync(path)
   } catch (error) {
-    if (errnoCode(error) !== 'ENOENT') throw error
+    if (errnoCode(error) !== 'ENOENT') throw fsError(error, { operation: 'write', file: path, doing })
   }
 }
 

@@ -1,6 +1,7 @@
+import { isUtf8 } from 'node:buffer'
 import { open, type FileHandle } from 'node:fs/promises'
 import { LoadedLog } from '@deepseek-ai/dsh-session'
-import { JsonlPersistenceError, errnoCode } from './errors'
+import { JsonlPersistenceError, errnoCode, fsError } from './errors'
 import type { EventTypeCatalog } from './event-types'
 import { FORMAT_VERSION } from './line-format'
 
@@ -14,7 +15,11 @@ export interface SessionFileContents {
   log: LoadedLog
   /** The byte length of the valid prefix: everything up to the last accepted line's newline. */
   validBytes: number
-  /** The dropped tail, when the last line was torn. */
+  /**
+   * The torn tail, when the file does not end with a newline: the bytes after
+   * the last newline (from `validBytes` to the end), which is the line
+   * numbered `line` that its writer never finished. The caller cuts it.
+   */
   torn?: { line: number; bytes: number }
 }
 
@@ -28,45 +33,44 @@ const READ_CHUNK = 256 * 1024
  * - every line is one JSON object `{ type, seq, time, data }` whose `seq` is
  *   its 0-based line index; line 1 is `session/meta` with a format `version`
  *   no newer than `FORMAT_VERSION`;
- * - the last line is torn when it has no newline or does not parse; it is left
- *   out and reported in `torn` (the caller truncates it away);
- * - any other bad line rejects with `CORRUPT_SESSION` naming the file and the
- *   1-based line number;
+ * - bytes after the last newline are a torn tail (a write the crash cut
+ *   short); they are left out and reported in `torn` (the caller cuts them);
+ * - a complete (newline-terminated) line that is not valid UTF-8, does not
+ *   parse or is not a valid event rejects with `CORRUPT_SESSION` naming the
+ *   file and the 1-based line number, the last line included: a crash cannot
+ *   produce it, so it is a hand edit or damage, and dropping it would lose
+ *   data silently;
  * - a type the catalog does not know rejects with `UNKNOWN_TYPE` unless
  *   the line is marked `"ignorable":true` (the mark stays on the event, as
  *   the session set it).
  *
  * Rejects with `SESSION_NOT_FOUND` when the file is missing or holds no
- * complete line (a writer that died before its first flush).
+ * complete line (a writer that died before its first flush), `NOT_A_FILE`
+ * when a directory is in its place, and the typed error of any other read
+ * failure.
  */
 export async function readSessionFile(path: string, id: string, types: EventTypeCatalog): Promise<SessionFileContents> {
   const log = new LoadedLog()
   let lineNumber = 0
   let offset = 0 // bytes consumed, up to the end of the last complete line
-  let validBytes = 0
-  // A complete line that did not parse. It is only an error once another line follows it.
-  let unparsed: { line: number; start: number } | undefined
 
-  const accept = (buffer: Buffer, start: number, end: number) => {
+  const accept = (buffer: Buffer, start: number, end: number, checkUtf8: boolean) => {
     lineNumber++
-    if (unparsed) throw corrupt(path, unparsed.line, 'is not valid JSON')
+    // Decoding would turn invalid bytes into U+FFFD silently; a line that is not UTF-8 is damage.
+    if (checkUtf8 && !isUtf8(buffer.subarray(start, end))) throw corrupt(path, lineNumber, 'is not valid UTF-8')
     // Most lines are chunk events, packed straight from the bytes (line 1 is always session/meta).
     if (lineNumber > 1 && log.pushChunkJson(buffer, start, end)) {
       offset += end - start + 1
-      validBytes = offset
       return
     }
     let value: unknown
     try {
       value = JSON.parse(buffer.toString('utf8', start, end))
     } catch {
-      unparsed = { line: lineNumber, start: offset }
-      offset += end - start + 1
-      return
+      throw corrupt(path, lineNumber, 'is not valid JSON')
     }
     offset += end - start + 1
     log.push(toEvent(value, log.length, lineNumber, path, types))
-    validBytes = offset
   }
 
   // One buffer, reused for every read: a line straddling two reads is moved to its front. (A read
@@ -76,8 +80,8 @@ export async function readSessionFile(path: string, id: string, types: EventType
   try {
     handle = await open(path, 'r')
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'EISDIR') throw notFound(id, path)
-    throw error
+    if (errnoCode(error) === 'ENOENT') throw notFound(id, path)
+    throw readError(error, id, path)
   }
   let buffer = Buffer.allocUnsafeSlow(READ_CHUNK)
   let kept = 0 // bytes at the front of `buffer` that belong to a line not finished yet
@@ -94,28 +98,27 @@ export async function readSessionFile(path: string, id: string, types: EventType
       if (bytesRead === 0) break
       position += bytesRead
       const end = kept + bytesRead
+      // Newlines never occur inside a UTF-8 sequence, so the complete lines are valid UTF-8 as a
+      // whole exactly when each of them is: one check per read, and per line only after a miss.
+      const complete = buffer.lastIndexOf(NEWLINE, end - 1)
+      const checkUtf8 = complete !== -1 && !isUtf8(buffer.subarray(0, complete))
       let start = 0
       let newline: number
       while ((newline = buffer.indexOf(NEWLINE, start)) !== -1 && newline < end) {
-        accept(buffer, start, newline)
+        accept(buffer, start, newline, checkUtf8)
         start = newline + 1
       }
       kept = end - start
       if (kept > 0 && start > 0) buffer.copyWithin(0, start, end)
     }
   } catch (error) {
-    if (errnoCode(error) === 'EISDIR') throw notFound(id, path)
-    throw error
+    if (error instanceof JsonlPersistenceError) throw error
+    throw readError(error, id, path)
   } finally {
-    await handle.close()
+    await handle.close().catch(() => {})
   }
-  let torn: SessionFileContents['torn']
-  if (unparsed) {
-    // The last complete line did not parse: a write cut short (or a zero-filled block after a crash).
-    torn = { line: unparsed.line, bytes: offset - unparsed.start + kept }
-  } else if (kept > 0) {
-    torn = { line: lineNumber + 1, bytes: kept }
-  }
+  // Bytes after the last newline: a write the crash cut short (or a zero-filled block after a power cut).
+  const torn: SessionFileContents['torn'] = kept > 0 ? { line: lineNumber + 1, bytes: kept } : undefined
   if (log.length === 0) {
     throw new JsonlPersistenceError(
       'SESSION_NOT_FOUND',
@@ -123,7 +126,11 @@ export async function readSessionFile(path: string, id: string, types: EventType
       { file: path },
     )
   }
-  return torn ? { log, validBytes, torn } : { log, validBytes }
+  return torn ? { log, validBytes: offset, torn } : { log, validBytes: offset }
+}
+
+function readError(error: unknown, id: string, path: string): JsonlPersistenceError {
+  return fsError(error, { operation: 'read', file: path, doing: `Reading session "${id}"`, consequence: 'The file was not changed.' })
 }
 
 export function notFound(id: string, path: string): JsonlPersistenceError {

@@ -1,4 +1,4 @@
-import { mkdirSync, statSync, truncateSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { open, readdir, stat, unlink } from 'node:fs/promises'
 import { repairSession, type LoadedLog } from '@deepseek-ai/dsh-session'
 import type {
@@ -8,18 +8,21 @@ import type {
   Session,
   SessionEventMap,
   SessionId,
+  SessionLoadWarning,
   SessionPersistence,
   SessionRepair,
 } from '@deepseek-ai/dsh-session'
-import { JsonlPersistenceError, errnoCode } from './errors'
+import { JsonlPersistenceError, errnoCode, fsError } from './errors'
 import type { EventTypeCatalog } from './event-types'
 import { mayHoldEventsSync, readFirstLine } from './first-line'
 import { handovers, type Handover } from './handover'
 import { FORMAT_VERSION, serializeEvent } from './line-format'
 import { acquireLock } from './lock'
+import { directoryExists, notADirectory, regularFileAt } from './path-state'
 import { readSessionFile, notFound } from './read-session-file'
 import { SESSION_FILE_EXTENSION, assertSafeSessionId, isSafeSessionId, sessionPaths, type SessionPaths } from './session-paths'
 import { SessionWriter, syncDirectory } from './session-writer'
+import { cutTornTail, cutTornTailSync } from './torn-tail'
 
 /** Lines per write call: large enough to amortize the syscall, small enough to keep the string short. */
 const BATCH_LINES = 4096
@@ -35,7 +38,11 @@ export interface SessionFilesOptions {
   types: EventTypeCatalog
   /** Whether a session is live in this process beyond the writers this backend holds (e.g. in `ctx.sessions`). */
   isLive(id: string): boolean
-  /** Reports a failure nobody awaits (a background close, a live session that cannot be written). */
+  /**
+   * Reports what nobody awaits: a write failure as it happens (flushes reject
+   * with it later), a background close that failed, a live session that
+   * cannot be written, a lock file that could not be removed.
+   */
   warn(error: unknown): void
 }
 
@@ -113,7 +120,8 @@ export class SessionFiles implements SessionPersistence {
     try {
       names = await readdir(this.directory)
     } catch (error) {
-      if (errnoCode(error) !== 'ENOENT') throw error
+      if (errnoCode(error) === 'ENOTDIR') throw notADirectory(this.directory, error)
+      if (errnoCode(error) !== 'ENOENT') throw fsError(error, { operation: 'read', file: this.directory, doing: 'Listing the session directory' })
     }
     const ids = names
       .filter((name) => name.endsWith(SESSION_FILE_EXTENSION))
@@ -139,11 +147,14 @@ export class SessionFiles implements SessionPersistence {
     assertSafeSessionId(id)
     const writer = this.writers.get(id)
     if (writer && writer.nextSeq > 0 && !writer.closed) return true
+    const file = this.paths(id).file
+    // A directory in the file's place is not a missing session: `NOT_A_FILE`.
+    if (!regularFileAt(file, `the file of session "${id}"`)) return false
     try {
-      return (await readFirstLine(this.paths(id).file)) !== undefined
+      return (await readFirstLine(file)) !== undefined
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'EISDIR') return false
-      throw error
+      if (errnoCode(error) === 'ENOENT') return false
+      throw fsError(error, { operation: 'read', file, doing: `Reading the first line of session "${id}"` })
     }
   }
 
@@ -271,7 +282,6 @@ export class SessionFiles implements SessionPersistence {
           { file: writer.file, cause: error },
         ),
       )
-      this.options.warn(writer.failed)
       return
     }
     this.noteQueued(writer, event)
@@ -305,14 +315,14 @@ export class SessionFiles implements SessionPersistence {
     const existing = this.writers.get(id)
     if (existing) throw liveError(id)
     const paths = this.paths(id)
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 })
+    this.makeDirectory()
     const lock = acquireLock(paths, id)
     try {
       let persisted = 0
       let size = 0
       let creates = true
-      const current = statOrUndefined(paths.file)
-      if (current && mayHoldEventsSync(paths.file)) {
+      const current = regularFileAt(paths.file, `the file of session "${id}"`)
+      if (current && mayHoldEvents(paths.file)) {
         const handover = handovers.get(paths.file)
         if (!handover) throw existsError(id, paths.file)
         if (handover.size !== current.size) {
@@ -327,8 +337,14 @@ export class SessionFiles implements SessionPersistence {
         size = handover.size
         creates = false
       } else if (current) {
-        // The writer died before its first line: nothing was ever durable. Start over.
-        truncateSync(paths.file, 0)
+        // The writer died before its first line: nothing was ever durable. Start over, keeping
+        // whatever it left in a sidecar.
+        if (current.size > 0) {
+          const sidecar = cutTornTailSync(paths.file, 0)
+          this.options.warn(
+            `Session file ${paths.file} held no complete line (its writer stopped before its first flush); its ${current.size} bytes were moved to ${sidecar} and the file starts over.`,
+          )
+        }
       } else if (firstSeq !== 0 && session === undefined) {
         throw new JsonlPersistenceError(
           'INVALID_APPEND',
@@ -346,12 +362,25 @@ export class SessionFiles implements SessionPersistence {
         creates,
         flushIntervalMs: this.flushIntervalMs,
         batchLines: BATCH_LINES,
+        onFail: (error) => this.options.warn(error),
       })
       this.writers.set(id, writer)
       return writer
     } catch (error) {
-      lock.release()
+      const released = lock.releaseQuietly()
+      if (released) this.options.warn(released)
       throw error
+    }
+  }
+
+  /** Creates the session directory (mode 0700) if it is missing. */
+  private makeDirectory(): void {
+    try {
+      mkdirSync(this.directory, { recursive: true, mode: 0o700 })
+    } catch (error) {
+      const errno = errnoCode(error)
+      if (errno === 'EEXIST' || errno === 'ENOTDIR') throw notADirectory(this.directory, error)
+      throw fsError(error, { operation: 'write', file: this.directory, doing: 'Creating the session directory' })
     }
   }
 
@@ -363,22 +392,29 @@ export class SessionFiles implements SessionPersistence {
     // Lock first: a session another writer holds but has not written yet is locked, not missing.
     const lock = this.lockExisting(id, paths)
     try {
-      if (!statOrUndefined(paths.file)) throw notFound(id, paths.file)
+      if (!regularFileAt(paths.file, `the file of session "${id}"`)) throw notFound(id, paths.file)
       const contents = await readSessionFile(paths.file, id, this.types)
       const log = contents.log
-      const warnings: string[] = []
+      const warnings: SessionLoadWarning[] = []
       if (contents.torn) {
-        await truncateDurably(paths.file, contents.validBytes)
-        warnings.push(
-          `Dropped a torn last line (line ${contents.torn.line}, ${contents.torn.bytes} bytes) of ${paths.file}: the writer stopped mid-write, after its last flush. The file now ends at the last complete event.`,
-        )
+        const { line, bytes } = contents.torn
+        const sidecar = await cutTornTail(paths.file, contents.validBytes)
+        warnings.push({
+          code: 'TORN_TAIL',
+          message: `Dropped a torn last line (line ${line}, ${bytes} bytes without a final newline) of ${paths.file}: its writer stopped mid-write, after its last flush. The bytes were copied to ${sidecar}; the file now ends at the last complete event.`,
+          file: paths.file,
+          line,
+          sidecar,
+        })
       }
       const { repairs, bytes } = await this.repair(paths, log)
       const last = log.events[log.length - 1]!
       handovers.set(paths.file, { count: log.length, size: contents.validBytes + bytes, lastType: last.type, lastTime: last.time })
       return { id: id as SessionId, events: log.events, repairs, warnings }
     } finally {
-      lock.release()
+      // A lock file that cannot be removed is judged stale by the next writer; the load stands.
+      const released = lock.releaseQuietly()
+      if (released) this.options.warn(released)
     }
   }
 
@@ -390,13 +426,22 @@ export class SessionFiles implements SessionPersistence {
     const plan = repairSession(log.events)
     if (plan.events.length === 0) return { repairs: [], bytes: 0 }
     const bytes = Buffer.from(plan.events.map(serializeEvent).join('\n') + '\n', 'utf8')
-    const handle = await open(paths.file, 'a', 0o600)
     try {
-      let offset = 0
-      while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten
-      await handle.datasync()
-    } finally {
-      await handle.close()
+      const handle = await open(paths.file, 'a', 0o600)
+      try {
+        let offset = 0
+        while (offset < bytes.length) offset += (await handle.write(bytes, offset, bytes.length - offset)).bytesWritten
+        await handle.datasync()
+      } finally {
+        await handle.close()
+      }
+    } catch (error) {
+      throw fsError(error, {
+        operation: 'write',
+        file: paths.file,
+        doing: 'Appending the crash repairs',
+        consequence: 'The session was not loaded; the next load repairs it again.',
+      })
     }
     for (const event of plan.events) log.push(event)
     return { repairs: [...plan.repairs], bytes: bytes.length }
@@ -416,24 +461,34 @@ export class SessionFiles implements SessionPersistence {
       await this.drop(writer, 'it was deleted').catch(() => {})
     }
     const lock = this.lockExisting(id, paths)
+    let failure: unknown
     try {
-      if (!statOrUndefined(paths.file)) {
+      if (!regularFileAt(paths.file, `the file of session "${id}"`)) {
         if (pending) return
         throw notFound(id, paths.file)
       }
       await unlink(paths.file).catch((error) => {
-        if (errnoCode(error) !== 'ENOENT') throw error
+        if (errnoCode(error) !== 'ENOENT') throw fsError(error, { operation: 'write', file: paths.file, doing: `Deleting session "${id}"` })
       })
       handovers.delete(paths.file)
-      await syncDirectory(this.directory)
+      await syncDirectory(this.directory).catch((error) => {
+        throw fsError(error, { operation: 'write', file: this.directory, doing: `Syncing the directory after deleting session "${id}"` })
+      })
+    } catch (error) {
+      failure = error
+      throw error
     } finally {
-      lock.release()
+      const released = lock.releaseQuietly()
+      if (released && failure === undefined) throw released
     }
   }
 
-  /** Takes the lock of a session that should already exist; `SESSION_NOT_FOUND` when its directory does not. */
+  /**
+   * Takes the lock of a session that should already exist; `SESSION_NOT_FOUND`
+   * when its directory does not exist, `NOT_A_DIRECTORY` when a file is in its place.
+   */
   private lockExisting(id: string, paths: SessionPaths) {
-    if (!statOrUndefined(this.directory, true)) throw notFound(id, paths.file)
+    if (!directoryExists(this.directory)) throw notFound(id, paths.file)
     return acquireLock(paths, id)
   }
 
@@ -472,9 +527,10 @@ export class SessionFiles implements SessionPersistence {
       if (event.type !== 'session/meta' || typeof event.data?.createdAt !== 'number') return undefined
       return infoOf(id, event.data as Meta, Math.floor(stats.mtimeMs))
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return undefined
+      // Gone meanwhile, or not a file (a directory named like a session): not a session to list.
+      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'EISDIR') return undefined
       if (error instanceof SyntaxError) return undefined
-      throw error
+      throw fsError(error, { operation: 'read', file, doing: `Reading the first line of session "${id}"` })
     }
   }
 
@@ -550,26 +606,6 @@ function infoOf(id: string, meta: Meta, updatedAt: number): PersistedSessionInfo
   return info
 }
 
-function statOrUndefined(path: string, directory = false): { size: number } | undefined {
-  try {
-    const stats = statSync(path)
-    return (directory ? stats.isDirectory() : stats.isFile()) ? stats : undefined
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined
-    throw error
-  }
-}
-
-async function truncateDurably(path: string, size: number): Promise<void> {
-  const handle = await open(path, 'r+')
-  try {
-    await handle.truncate(size)
-    await handle.datasync()
-  } finally {
-    await handle.close()
-  }
-}
-
 function liveError(id: string): JsonlPersistenceError {
   return new JsonlPersistenceError(
     'SESSION_LOCKED',
@@ -583,4 +619,13 @@ function existsError(id: string, file: string): JsonlPersistenceError {
     `A session file for "${id}" already exists (${file}); writing a new log into it would corrupt it. Resume it (load it first), delete it, or pick another id.`,
     { file },
   )
+}
+
+/** `mayHoldEventsSync` with its failures typed. */
+function mayHoldEvents(file: string): boolean {
+  try {
+    return mayHoldEventsSync(file)
+  } catch (error) {
+    throw fsError(error, { operation: 'read', file, doing: 'Reading the first line of the session file' })
+  }
 }

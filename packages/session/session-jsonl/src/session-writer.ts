@@ -1,7 +1,8 @@
+import { closeSync, fsyncSync, openSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { AnySessionEvent, SessionEventMap } from '@deepseek-ai/dsh-session'
-import { JsonlPersistenceError } from './errors'
+import { JsonlPersistenceError, fsError } from './errors'
 import { LineBuffer } from './line-buffer'
 import type { SessionLock } from './lock'
 
@@ -19,6 +20,8 @@ export interface SessionWriterOptions {
   flushIntervalMs: number
   /** Queued lines that make a batch: reaching it writes at once instead of waiting for the timer. */
   batchLines: number
+  /** Told once when the writer stops after a failure (to log it: the failure may happen with no flush waiting). */
+  onFail?(error: JsonlPersistenceError): void
 }
 
 interface FlushWaiter {
@@ -41,8 +44,11 @@ interface FlushWaiter {
  *
  * Any write or sync error stops the writer for good: the file may now end in a
  * torn line, and appending after it would bury that line in the middle. Every
- * pending and later flush rejects with `WRITE_FAILED`; loading the session
- * again drops the torn tail and continues from the last durable event.
+ * pending and later flush rejects with the same `JsonlPersistenceError`, whose
+ * code names the cause (`NO_SPACE`, `READ_ONLY`, `PERMISSION_DENIED`,
+ * `NOT_A_FILE`, else `WRITE_FAILED`) and whose message names the file; loading
+ * the session again drops the torn tail (into a sidecar) and continues from the
+ * last durable event.
  */
 export class SessionWriter {
   /** The live session this writer serves; `undefined` for a writer opened by a direct `append()`. */
@@ -149,12 +155,13 @@ export class SessionWriter {
     })
   }
 
-  /** Stops the writer after an error that happened outside it (an event that cannot be serialized). */
-  fail(error: JsonlPersistenceError): void {
+  /** Stops the writer for good (a write error, or an event that cannot be serialized); the first failure sticks. */
+  fail(error: JsonlPersistenceError, notify = true): void {
     if (this.failure) return
     this.failure = error
     this.queue.clear()
     for (const waiter of this.waiters.splice(0)) waiter.reject(error)
+    if (notify) this.options.onFail?.(error)
   }
 
   /**
@@ -164,11 +171,16 @@ export class SessionWriter {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      let failure: unknown
       try {
         await this.flush()
-      } finally {
-        await this.shutdown()
+      } catch (error) {
+        failure = error
       }
+      // The flush's failure is the one to report; a failure to close comes second.
+      const closing = await this.shutdown()
+      if (failure !== undefined) throw failure
+      if (closing) throw closing
     })()
     return this.closing
   }
@@ -180,22 +192,27 @@ export class SessionWriter {
    */
   discard(reason: string): Promise<void> {
     this.closing ??= (async () => {
-      this.fail(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}": ${reason}; its unwritten events were dropped.`, { file: this.file }))
-      await this.shutdown()
+      this.fail(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}": ${reason}; its unwritten events were dropped.`, { file: this.file }), false)
+      const closing = await this.shutdown()
+      if (closing) throw closing
     })()
     return this.closing
   }
 
-  private async shutdown(): Promise<void> {
+  /** Closes the file and releases the lock (both, whatever fails); returns the first failure. */
+  private async shutdown(): Promise<JsonlPersistenceError | undefined> {
     this.clearTimers()
     await this.pumping
     const handle = this.handle
     this.handle = undefined
+    let failure: JsonlPersistenceError | undefined
     try {
       await handle?.close()
-    } finally {
-      this.options.lock.release()
+    } catch (error) {
+      failure = fsError(error, { operation: 'write', file: this.file, doing: `Closing session "${this.id}"`, consequence: 'Load the session again to see what is on disk.' })
     }
+    const released = this.options.lock.releaseQuietly()
+    return failure ?? released
   }
 
   private clearTimers(): void {
@@ -236,11 +253,13 @@ export class SessionWriter {
       }
     } catch (error) {
       this.fail(
-        new JsonlPersistenceError(
-          'WRITE_FAILED',
-          `Writing session "${this.id}" to ${this.file} failed (${describe(error)}); events after the last successful flush are not durable. Load the session again once the cause is fixed.`,
-          { file: this.file, cause: error },
-        ),
+        fsError(error, {
+          operation: 'write',
+          file: this.file,
+          doing: `Writing session "${this.id}"`,
+          consequence:
+            'Events after the last successful flush are not durable, and every later flush of this session fails. Fix the cause, then load the session again.',
+        }),
       )
     }
   }
@@ -289,7 +308,13 @@ export async function syncDirectory(directory: string): Promise<void> {
   }
 }
 
-function describe(error: unknown): string {
-  const code = (error as { code?: unknown })?.code
-  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error)
+/** `syncDirectory` for synchronous callers. */
+export function syncDirectorySync(directory: string): void {
+  if (process.platform === 'win32') return
+  const fd = openSync(directory, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
 }

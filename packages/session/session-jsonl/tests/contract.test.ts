@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
@@ -12,7 +12,8 @@ import { describePersistenceContract } from '../../../core/session/tests/contrac
  * that moment (what a killed process leaves behind: written bytes, lock files
  * naming a writer that is gone) and mounts a new backend on the copy. The old
  * backend is left running, untouched, so nothing it still had queued can leak
- * into what the new one reads.
+ * into what the new one reads. Damage is done to the files of the latest
+ * restart (what the backend `reopen()` returned last reads).
  */
 describePersistenceContract('jsonl', async () => {
   const work = mkdtempSync(join(tmpdir(), 'dsh-jsonl-contract-'))
@@ -22,17 +23,28 @@ describePersistenceContract('jsonl', async () => {
   const mounted = [ctx.plugin(JsonlSessionPersistence, { directory, flushIntervalMs: 60_000 })]
   await mounted[0]
   let restarts = 0
+  let current = directory
+  const fileOf = (id: string) => join(current, `${id}.jsonl`)
   return {
     backend: ctx.sessionPersistence,
     ctx,
     async reopen() {
       const copy = join(work, `restart-${++restarts}`)
       cpSync(directory, copy, { recursive: true })
+      current = copy
       const next = new Context()
       const fiber = next.plugin(JsonlSessionPersistence, { directory: copy, flushIntervalMs: 60_000 })
       mounted.push(fiber)
       await fiber
       return next.sessionPersistence
+    },
+    damage: {
+      tearTail: (id) => appendFileSync(fileOf(id), '{"type":"turn/start","seq":'),
+      corruptLastRecord(id) {
+        const lines = readFileSync(fileOf(id), 'utf8').split('\n')
+        lines[lines.length - 2] = lines.at(-2)!.slice(0, -3) // complete (newline-terminated), no longer JSON
+        writeFileSync(fileOf(id), lines.join('\n'))
+      },
     },
     async cleanup() {
       for (const fiber of mounted) await fiber.dispose()

@@ -99,8 +99,9 @@ describe('crash: a writer killed with SIGKILL', () => {
 
     const { backend } = await mount(dir)
     const loaded = await backend.load(sid('s'))
-    expect(loaded.warnings).toHaveLength(1)
-    expect(loaded.warnings[0]).toMatch(/^Dropped a torn last line \(line \d+, \d+ bytes\)/)
+    expect(loaded.warnings).toEqual([
+      { code: 'TORN_TAIL', message: expect.stringMatching(/^Dropped a torn last line \(line \d+, \d+ bytes without a final newline\)/), file, line: expect.any(Number), sidecar: expect.stringMatching(/s\.jsonl\.torn-\d+$/) },
+    ])
     expectConsistentTail(loaded, flushed)
     expect(loaded.events.length - loaded.repairs.length).toBe(flushed)
     // The batch ended on the first call's tool/call: its result, the second call's tool/call

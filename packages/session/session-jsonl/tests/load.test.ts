@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CallId, MessageId } from '@deepseek-ai/dsh-llm'
@@ -56,19 +56,33 @@ describe('load: round trip', () => {
   })
 })
 
+/** The sidecar files next to `file` (`<file>.torn-…`), by name. */
+const sidecars = (dir: string) => readdirSync(dir).filter((name) => name.includes('.jsonl.torn-')).sort()
+
 describe('load: torn last line (R-PER-2)', () => {
-  it('drops a last line without newline, reports it, and truncates it so later appends are clean', async () => {
+  it('cuts a last line without newline into a sidecar, reports it, and truncates it so later appends are clean', async () => {
     const dir = tempDir()
     const events = closedLog()
-    const file = writeLog(dir, 's', events, '{"type":"turn/start","seq":15,"ti')
+    const tail = '{"type":"turn/start","seq":15,"ti'
+    const file = writeLog(dir, 's', events, tail)
     const { backend } = await mount(dir)
 
     const loaded = await backend.load(sid('s'))
     expect(loaded.events).toEqual(events)
     expect(loaded.repairs).toEqual([])
+    const [sidecar] = sidecars(dir)
+    expect(sidecar).toMatch(/^s\.jsonl\.torn-\d+$/)
     expect(loaded.warnings).toEqual([
-      `Dropped a torn last line (line 16, 33 bytes) of ${file}: the writer stopped mid-write, after its last flush. The file now ends at the last complete event.`,
+      {
+        code: 'TORN_TAIL',
+        message: `Dropped a torn last line (line 16, 33 bytes without a final newline) of ${file}: its writer stopped mid-write, after its last flush. The bytes were copied to ${join(dir, sidecar!)}; the file now ends at the last complete event.`,
+        file,
+        line: 16,
+        sidecar: join(dir, sidecar!),
+      },
     ])
+    // The cut bytes are kept, exactly; the log file ends at the last complete event.
+    expect(readFileSync(join(dir, sidecar!), 'utf8')).toBe(tail)
     expect(readFileSync(file, 'utf8')).toBe(events.map((event) => JSON.stringify(event) + '\n').join(''))
 
     const next = logBuilder()
@@ -79,15 +93,84 @@ describe('load: torn last line (R-PER-2)', () => {
     expect(await backend.load(sid('s'))).toEqual({ id: 's', events: [...events, ...more], repairs: [], warnings: [] })
   })
 
-  it('drops a last line that does not parse even with its newline (a zero-filled block after a crash)', async () => {
+  it('cuts a zero-filled tail without newline (what a power cut can leave) like any torn tail', async () => {
     const dir = tempDir()
     const events = closedLog()
-    writeLog(dir, 's', events, '\0\0\0\0\0\0\n')
+    writeLog(dir, 's', events, '\0'.repeat(4096))
     const { backend } = await mount(dir)
     const loaded = await backend.load(sid('s'))
     expect(loaded.events).toEqual(events)
-    expect(loaded.warnings).toHaveLength(1)
-    expect(loaded.warnings[0]).toContain('line 16, 7 bytes')
+    expect(loaded.warnings.map(({ code, line }) => ({ code, line }))).toEqual([{ code: 'TORN_TAIL', line: 16 }])
+    expect(readFileSync(join(dir, sidecars(dir)[0]!))).toEqual(Buffer.alloc(4096))
+  })
+
+  it('refuses a complete last line that does not parse (a hand edit): CORRUPT_SESSION naming the line, the file untouched', async () => {
+    const dir = tempDir()
+    const events = closedLog()
+    const lines = events.map((event) => JSON.stringify(event))
+    lines[lines.length - 1] = lines.at(-1)!.slice(0, -2) // the last record, cut short but newline-terminated
+    const file = join(dir, 's.jsonl')
+    writeFileSync(file, lines.join('\n') + '\n')
+    const before = readFileSync(file)
+    const { backend } = await mount(dir)
+    const error = await rejection(backend.load(sid('s')))
+    expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code: 'CORRUPT_SESSION', file, line: 15 })
+    expect(readFileSync(file)).toEqual(before)
+    expect(sidecars(dir)).toEqual([])
+  })
+
+  it('refuses a complete line of NUL bytes at the end: only bytes after the last newline count as torn', async () => {
+    const dir = tempDir()
+    const events = closedLog()
+    const file = writeLog(dir, 's', events, '\0\0\0\0\0\0\n')
+    const { backend } = await mount(dir)
+    const error = await rejection(backend.load(sid('s')))
+    expect({ code: error.code, line: error.line }).toEqual({ code: 'CORRUPT_SESSION', line: 16 })
+    expect(readFileSync(file, 'utf8').endsWith('\0\n')).toBe(true)
+  })
+
+  it('refuses a line with invalid UTF-8, naming the line, instead of decoding it to U+FFFD', async () => {
+    const dir = tempDir()
+    const events = closedLog()
+    const lines = events.map((event) => Buffer.from(JSON.stringify(event) + '\n'))
+    // "question 1" with its "q" replaced by a lone continuation byte, in line 4 (a user/message).
+    const bad = Buffer.from(lines[3]!)
+    bad[bad.indexOf('question')] = 0x80
+    const file = join(dir, 's.jsonl')
+    writeFileSync(file, Buffer.concat([...lines.slice(0, 3), bad, ...lines.slice(4)]))
+    const { backend } = await mount(dir)
+    const error = await rejection(backend.load(sid('s')))
+    expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code: 'CORRUPT_SESSION', file, line: 4 })
+    expect(error.message).toContain('not valid UTF-8')
+  })
+
+  it('refuses invalid UTF-8 in a chunk line too (the packed fast path), also past the first read', async () => {
+    const dir = tempDir()
+    const log = logBuilder()
+    log.add('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    log.add('step/start', { turn: 1, step: 1 })
+    for (let i = 0; i < 20_000; i++) log.add('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: `é${i}` } })
+    const bytes = Buffer.from(log.events.map((event) => JSON.stringify(event) + '\n').join(''))
+    // The é (0xC3 0xA9) of the chunk on line 15,003 loses its second byte's continuation bits.
+    let at = 0
+    for (let line = 1; line < 15_003; line++) at = bytes.indexOf(0x0a, at) + 1
+    bytes[bytes.indexOf(0xc3, at) + 1] = 0x41
+    writeFileSync(join(dir, 's.jsonl'), bytes)
+    const { backend } = await mount(dir)
+    const error = await rejection(backend.load(sid('s')))
+    expect({ code: error.code, line: error.line }).toEqual({ code: 'CORRUPT_SESSION', line: 15_003 })
+  })
+
+  it('keeps a multi-byte character cut by the torn tail: the tail goes to the sidecar whole', async () => {
+    const dir = tempDir()
+    const events = closedLog()
+    const tail = Buffer.from('{"type":"turn/start","data":"漢')
+    const file = writeLog(dir, 's', events)
+    appendFileSync(file, tail.subarray(0, tail.length - 1)) // the last character without its last byte
+    const { backend } = await mount(dir)
+    const loaded = await backend.load(sid('s'))
+    expect(loaded.events).toEqual(events)
+    expect(readFileSync(loaded.warnings[0]!.sidecar!)).toEqual(tail.subarray(0, tail.length - 1))
   })
 })
 
@@ -253,7 +336,7 @@ describe('load: crash repair (R-PER-3)', () => {
     const file = writeLog(dir, 's', log.events, '{"type":"tool/call","se')
     const { backend } = await mount(dir)
     const loaded = await backend.load(sid('s'))
-    expect(loaded.warnings).toHaveLength(1)
+    expect(loaded.warnings.map((warning) => warning.code)).toEqual(['TORN_TAIL'])
     expect(loaded.repairs.map((repair) => repair.seq)).toEqual([7, 8, 9, 10])
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n')
     expect(lines.map((line) => JSON.parse(line).seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])

@@ -245,7 +245,7 @@ describe('wiring: late mounting and hot replacement', () => {
 })
 
 describe('wiring: failures', () => {
-  it('a write error fails this flush and every later one with WRITE_FAILED; appends keep working in memory', async () => {
+  it('a write error fails this flush and every later one with its typed cause; appends keep working in memory', async () => {
     const dir = tempDir()
     const ctx = await app(dir)
     const session = ctx.sessions.create(sid('broken'))
@@ -255,7 +255,7 @@ describe('wiring: failures', () => {
     const flushed = ctx.sessions.flush(session)
     await expect(flushed).rejects.toMatchObject({ code: 'FLUSH_FAILED' })
     const cause = ((await flushed.catch((error) => error)) as { cause: AggregateError }).cause.errors[0]
-    expect(cause).toMatchObject({ code: 'WRITE_FAILED', file: join(dir, 'broken.jsonl') })
+    expect(cause).toMatchObject({ code: 'NOT_A_FILE', errno: 'EISDIR', file: join(dir, 'broken.jsonl') })
     turn(session, 2)
     expect(session.events).toHaveLength(19)
     await expect(ctx.sessions.flush(session)).rejects.toMatchObject({ code: 'FLUSH_FAILED' })
