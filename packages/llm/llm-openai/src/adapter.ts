@@ -8,10 +8,10 @@ import {
 } from '@deepseek-ai/dsh-llm'
 import { createParser } from 'eventsource-parser'
 import type { PresetName, ProviderConfig } from './config'
-import { Exchange, type ReadResult } from './exchange'
+import { causeOf, Exchange, type ReadResult } from './exchange'
 import { httpFailure, streamErrorFailure, type FailureContext } from './failures'
-import { resolveProvider, type ResolvedProvider } from './provider'
-import { Secrets } from './redact'
+import { apiKeyProblem, resolveProvider, type ResolvedProvider } from './provider'
+import { ContentRedactor, Secrets } from './redact'
 import { requestBody } from './request-body'
 import { StreamDecoder } from './stream-decoder'
 
@@ -21,6 +21,17 @@ export interface OpenAiAdapterOptions {
   now?: () => number
   /** Where `apiKeyEnv` is looked up, at each call. Defaults to `process.env`. */
   env?: Readonly<Record<string, string | undefined>>
+}
+
+/** Where a call's API key comes from, and whether it can be used. */
+interface KeyLookup {
+  key?: string
+  /** Where the key comes from, for messages (never the key). */
+  source?: string
+  /** The unset environment variable. */
+  missing?: string
+  /** Why the key cannot be sent in a header. */
+  problem?: string
 }
 
 const errorFinish = (failure: LlmFailure): StreamChunk => ({ type: 'finish', reason: { kind: 'error', failure } })
@@ -40,8 +51,13 @@ const withRequestId = (requestId: string | undefined) => (requestId ? { requestI
  * does. Every failure, including a refused request body, arrives as the final
  * `finish` chunk of kind `error` with a classified `LlmFailure`; the caller's
  * abort arrives as `{ kind: 'aborted' }` and closes the connection. A stream
- * abandoned by its consumer (`return()`) also closes the connection. No
- * failure message contains the API key or a credential header value.
+ * abandoned by its consumer (`return()`) also closes the connection.
+ *
+ * Nothing the adapter yields carries a credential: failure messages and
+ * request ids lose the API key, credential header values, anything shaped
+ * like a key or a `Bearer` token, and URL userinfo; model output loses the
+ * exact key and credential header values, even split across deltas (see
+ * `ContentRedactor`); `resolveModel` answers are redacted too.
  */
 export class OpenAiAdapter implements LlmAdapter {
   /** The provider configuration with preset and defaults applied. */
@@ -66,37 +82,83 @@ export class OpenAiAdapter implements LlmAdapter {
     return this.config.defaultModel
   }
 
-  /** The configured capabilities of `model`; a model that is not configured reports only its id. */
+  /**
+   * The configured capabilities of `model`; a model that is not configured
+   * reports only its id. Its strings are redacted like failure messages.
+   */
   resolveModel(model: string): ModelInfo {
-    const id = model || this.config.defaultModel || model
-    const caps = this.config.models[id]
-    const info: ModelInfo = { id }
+    const name = model || this.config.defaultModel || model
+    const secrets = new Secrets(this.apiKey().key, this.config.headers)
+    const caps = this.config.models[name]
+    const info: ModelInfo = { id: secrets.redact(name) }
     if (!caps) return info
     if (caps.contextWindow !== undefined) info.contextWindow = caps.contextWindow
     if (caps.maxOutputTokens !== undefined) info.maxOutputTokens = caps.maxOutputTokens
-    if (caps.reasoningEfforts?.length) info.reasoningEfforts = [...caps.reasoningEfforts]
-    if (caps.defaultReasoningEffort !== undefined) info.defaultReasoningEffort = caps.defaultReasoningEffort
+    if (caps.reasoningEfforts?.length) info.reasoningEfforts = caps.reasoningEfforts.map((effort) => secrets.redact(effort))
+    if (caps.defaultReasoningEffort !== undefined) info.defaultReasoningEffort = secrets.redact(caps.defaultReasoningEffort)
     return info
   }
 
   /** Streams one model call. An arrow property, so it works detached from the instance. */
   readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
 
-  /** The key and a description of where it comes from; `missing` names an unset environment variable. */
-  private apiKey(): { key?: string; source?: string; missing?: string } {
+  /**
+   * The key (trimmed, as `fetch` would) and a description of where it comes
+   * from; `missing` names an unset environment variable, `problem` says why a
+   * key cannot be sent.
+   */
+  private apiKey(): KeyLookup {
     const { apiKey, apiKeyEnv } = this.config
     if (apiKey) return { key: apiKey, source: `the apiKey of provider "${this.provider}"` }
     if (!apiKeyEnv) return {}
-    const key = this.env[apiKeyEnv]
-    return key ? { key, source: `the ${apiKeyEnv} environment variable` } : { missing: apiKeyEnv }
+    const key = this.env[apiKeyEnv]?.trim()
+    if (!key) return { missing: apiKeyEnv }
+    return { key, source: `the ${apiKeyEnv} environment variable`, problem: apiKeyProblem(key) }
   }
 
+  /**
+   * The call as the consumer sees it: the exchange's chunks with model output
+   * and failures redacted (`ContentRedactor`, `Secrets.failure`), held-back
+   * output released before the usage and the finish, and anything the
+   * exchange throws turned into a redacted `UNKNOWN` finish.
+   */
   private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
     const { signal } = options
     if (signal?.aborted) {
       yield abortedFinish()
       return
     }
+    const key = this.apiKey()
+    const secrets = new Secrets(key.key, this.config.headers)
+    const content = new ContentRedactor(secrets)
+    try {
+      for await (const chunk of this.exchange(options, key, secrets)) {
+        if (chunk.type === 'usage' || chunk.type === 'finish') {
+          yield* content.flush()
+          if (chunk.type === 'finish' && chunk.reason.kind === 'error') {
+            yield { type: 'finish', reason: { kind: 'error', failure: secrets.failure(chunk.reason.failure) } }
+          } else yield chunk
+        } else {
+          const passed = content.pass(chunk)
+          if (passed !== undefined) yield passed
+        }
+      }
+    } catch (error) {
+      // A throw no branch of the exchange expected: still a finish, never a throw whose message could carry a secret.
+      yield* content.flush()
+      yield signal?.aborted
+        ? abortedFinish()
+        : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${this.provider} adapter failed: ${causeOf(error)}` }))
+    }
+  }
+
+  /** One HTTP exchange with the provider, yielding raw (unredacted) chunks and exactly one finish. */
+  private async *exchange(
+    options: GenerateOptions,
+    key: KeyLookup,
+    secrets: Secrets,
+  ): AsyncGenerator<StreamChunk, void, undefined> {
+    const { signal } = options
     const provider = this.provider
     const model = options.model || this.config.defaultModel
     if (!model) {
@@ -106,7 +168,6 @@ export class OpenAiAdapter implements LlmAdapter {
       })
       return
     }
-    const key = this.apiKey()
     if (key.missing) {
       yield errorFinish({
         code: 'AUTH',
@@ -114,8 +175,19 @@ export class OpenAiAdapter implements LlmAdapter {
       })
       return
     }
-    const secrets = new Secrets(key.key, this.config.headers)
-    const context: FailureContext = { provider, model, secrets, apiKeySource: key.source, now: this.now }
+    // A configuration error, not a network one: no retry would fix it, and nothing is sent.
+    if (key.problem) {
+      yield errorFinish({ code: 'INVALID_CONFIG', message: `the API key in ${key.source} ${key.problem}` })
+      return
+    }
+    const context: FailureContext = {
+      provider,
+      model,
+      baseUrl: this.config.baseUrl,
+      secrets,
+      apiKeySource: key.source,
+      now: this.now,
+    }
 
     let body: string
     try {
@@ -182,7 +254,7 @@ export class OpenAiAdapter implements LlmAdapter {
       yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${provider} answered without a body`, ...withRequestId(requestId) })
       return
     }
-    const decoder = new StreamDecoder()
+    const decoder = new StreamDecoder(provider)
     const out: StreamChunk[] = []
     let done = false
     let broken: LlmFailure | undefined
@@ -205,8 +277,9 @@ export class OpenAiAdapter implements LlmAdapter {
           }
           return
         }
-        const error = decoder.push(payload, out)
-        if (error !== undefined) broken = streamErrorFailure(error, requestId, context)
+        const result = decoder.push(payload, out)
+        if (result?.kind === 'error') broken = streamErrorFailure(result.payload, requestId, context)
+        else if (result?.kind === 'malformed') broken = { code: 'MALFORMED_STREAM', message: result.message, ...withRequestId(requestId) }
       },
       // Lines that are not SSE fields are ignored, as the SSE spec says; the first is kept to explain an empty stream.
       onError: (error) => {
@@ -243,7 +316,7 @@ export class OpenAiAdapter implements LlmAdapter {
       yield errorFinish(broken)
       return
     }
-    const end = decoder.end(provider)
+    const end = decoder.end()
     if (end.kind === 'finish') {
       yield* end.chunks
       return

@@ -6,7 +6,8 @@ type Phase = 'connect' | 'body'
 /** What one body read yields. */
 export type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
 
-function causeOf(error: unknown): string {
+/** The messages (and codes) of an error and its first causes, joined; not redacted. */
+export function causeOf(error: unknown): string {
   const parts: string[] = []
   let current: unknown = error
   for (let depth = 0; current && depth < 3; depth++) {

@@ -5,6 +5,8 @@ import type { Secrets } from './redact'
 export interface FailureContext {
   provider: string
   model: string
+  /** The provider's base URL (without userinfo: the configuration refuses it), for the hint of a 404. */
+  baseUrl: string
   secrets: Secrets
   /** Where the key comes from, so an `AUTH` message can say what to check. */
   apiKeySource: string | undefined
@@ -56,6 +58,28 @@ function describe(error: ErrorObject | undefined, fallback: string): string {
   return words || fallback
 }
 
+/** A version segment in a URL path: `/v1`, `/v1beta`, `/v4/`. */
+const versionSegment = /\/v\d+(?:alpha\d*|beta\d*)?(?:\/|$)/i
+
+/**
+ * The hint for a 404 when the base URL's path has no version segment: most
+ * OpenAI-compatible servers (vLLM, Ollama, llama.cpp, LM Studio, OpenAI) serve
+ * the API under `/v1`, and a base URL without it 404s on every request. Not
+ * given when the provider's words are about a model (a 404 for an unknown
+ * model is not a path problem).
+ */
+function pathHint(baseUrl: string, words: string): string {
+  if (/model/i.test(words)) return ''
+  let path: string
+  try {
+    path = new URL(baseUrl).pathname
+  } catch {
+    return ''
+  }
+  if (versionSegment.test(path)) return ''
+  return ` The base URL ${baseUrl} has no /v1 in its path, where most OpenAI-compatible servers serve the API: did you mean ${baseUrl}/v1?`
+}
+
 /**
  * Parses the retry hint of a 429/503 answer: `retry-after-ms` (OpenAI) wins,
  * then `retry-after` in seconds or as an HTTP date. Returns whole
@@ -87,7 +111,8 @@ function failure(
  * Classifies a non-2xx answer: 401/403 `AUTH`; 402 and quota exhaustion (also
  * when sent as 429) `AUTH`, since waiting does not help; 429 `RATE_LIMIT`;
  * 408 `TIMEOUT`; 5xx `SERVER`; a 4xx that names the context length (or a 413)
- * `CONTEXT_OVERFLOW`; any other 4xx `BAD_REQUEST`. The provider's message is
+ * `CONTEXT_OVERFLOW`; any other 4xx `BAD_REQUEST` (a 404 from a base URL
+ * without `/v1` suggests adding it). The provider's message is
  * kept, redacted and shortened; `retryAfterMs` and `requestId` come from the
  * headers.
  */
@@ -122,6 +147,9 @@ export function httpFailure(status: number, headers: Headers, body: string, cont
       `the request does not fit the context window of ${provider}/${model} (${http}). Shorten or compact the history.`,
       extra,
     )
+  }
+  if (status === 404) {
+    return failure('BAD_REQUEST', `${provider} rejected the request for ${model} (${http}).${pathHint(context.baseUrl, words)}`, extra)
   }
   if (status >= 400) return failure('BAD_REQUEST', `${provider} rejected the request for ${model} (${http}).`, extra)
   return failure('UNKNOWN', `${provider} answered with unexpected HTTP ${status}: ${said}`, extra)

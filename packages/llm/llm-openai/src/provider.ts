@@ -1,10 +1,22 @@
 import { deepFreeze, type JsonObject } from '@deepseek-ai/dsh-llm'
 import type { MaxTokensParam, ModelConfig, PresetName, ProviderConfig } from './config'
 import { presets } from './presets'
+import { redactUserinfo } from './redact'
 
-/** Defaults for the fields a provider (or its preset) leaves out. */
+/**
+ * Defaults for the fields a provider (or its preset) leaves out.
+ *
+ * The two deadlines differ on purpose. Response headers come as soon as the
+ * provider accepts the request (DeepSeek and OpenAI send them before the
+ * first token, then keep the stream alive), so a server that sends none in 30
+ * seconds is down or unreachable; with dsh-llm-retry's one `TIMEOUT` retry a
+ * dead server fails a turn in about a minute. A silent body is different: a
+ * reasoning model may think for minutes before its first token, so the idle
+ * deadline stays at two minutes (five for the OpenAI preset, whose reasoning
+ * models send nothing while they think).
+ */
 export const providerDefaults = {
-  requestTimeoutMs: 120_000,
+  requestTimeoutMs: 30_000,
   idleTimeoutMs: 120_000,
   maxTokensParam: 'max_tokens',
   streamUsage: true,
@@ -49,6 +61,55 @@ function given<T extends object>(value: T): Partial<T> {
     if (value[key] !== undefined && value[key] !== null) out[key] = value[key]
   }
   return out
+}
+
+/**
+ * Why `key` cannot be sent as an API key, or `undefined` when it can. A key
+ * goes into an HTTP header, which carries only Latin-1, and real keys are
+ * printable ASCII: anything else is a paste accident (a typographic dash or
+ * quote, a space, a line break in the middle). The answer names the position
+ * and the code point of the first bad character, never the key.
+ */
+export function apiKeyProblem(key: string): string | undefined {
+  for (let i = 0; i < key.length; i++) {
+    const code = key.codePointAt(i)!
+    if (code >= 0x21 && code <= 0x7e) continue
+    const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
+    const what =
+      code === 0x20 || code === 0x09
+        ? 'a space'
+        : code === 0x0a || code === 0x0d
+          ? 'a line break'
+          : code > 0x7e
+            ? `the non-ASCII character ${hex}`
+            : `the control character ${hex}`
+    return `contains ${what} at position ${i + 1}; API keys are printable ASCII, so it was probably pasted with a typographic dash or quote, or with a stray space or line break`
+  }
+  return undefined
+}
+
+/**
+ * Checks an API key before it is used: throws `OpenAiConfigError` (code
+ * `INVALID_PROVIDER_CONFIG`) naming `source` when the key cannot be sent (see
+ * `apiKeyProblem`). The message never contains the key. Leading and trailing
+ * whitespace is not a problem: the adapter trims it, as `fetch` would.
+ */
+export function checkApiKey(key: string, source: string): void {
+  const problem = apiKeyProblem(key.trim())
+  if (problem !== undefined) throw new OpenAiConfigError(`the API key in ${source} ${problem}`)
+}
+
+/** An HTTP header name: an RFC 9110 token. */
+const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** Why a header value cannot be sent (`fetch` takes Latin-1 without NUL, CR or LF), or `undefined`. */
+function headerValueProblem(value: string): string | undefined {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code === 0 || code === 0x0a || code === 0x0d) return `contains a line break or NUL at position ${i + 1}`
+    if (code > 0xff) return `contains the character U+${code.toString(16).toUpperCase().padStart(4, '0')} at position ${i + 1}, which an HTTP header cannot carry`
+  }
+  return undefined
 }
 
 function positive(value: unknown, field: string, where: string): number {
@@ -107,33 +168,51 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
     throw new OpenAiConfigError('a provider needs a name (or a preset that gives one)')
   }
   const where = `provider "${name}"`
-  let baseUrl: string
+  let url: URL | undefined
   try {
-    const url = new URL(String(merged.baseUrl ?? ''))
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http')
-    baseUrl = url.href.replace(/\/+$/, '')
+    url = new URL(String(merged.baseUrl ?? ''))
   } catch {
-    throw new OpenAiConfigError(`${where}: baseUrl must be an http(s) URL such as https://api.deepseek.com, got ${JSON.stringify(merged.baseUrl ?? null)}`)
+    url = undefined
   }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    const given = typeof merged.baseUrl === 'string' ? redactUserinfo(merged.baseUrl) : (merged.baseUrl ?? null)
+    throw new OpenAiConfigError(`${where}: baseUrl must be an http(s) URL such as https://api.deepseek.com, got ${JSON.stringify(given)}`)
+  }
+  // Node's fetch refuses such URLs, and fetch's error would quote the password into every failure.
+  if (url.username || url.password) {
+    throw new OpenAiConfigError(
+      `${where}: baseUrl ${url.protocol}//[redacted]@${url.host}${url.pathname} carries a user name or password; give the URL without them and the key with apiKey or apiKeyEnv (other credentials with headers)`,
+    )
+  }
+  const baseUrl = url.href.replace(/\/+$/, '')
   for (const field of ['apiKey', 'apiKeyEnv', 'defaultModel'] as const) {
     const value = merged[field]
     if (value !== undefined && typeof value !== 'string') {
       throw new OpenAiConfigError(`${where}: ${field} must be a string`)
     }
   }
+  const apiKey = merged.apiKey?.trim()
+  if (apiKey) {
+    const problem = apiKeyProblem(apiKey)
+    if (problem !== undefined) throw new OpenAiConfigError(`${where}: apiKey ${problem}`)
+  }
   if (merged.maxTokensParam !== 'max_tokens' && merged.maxTokensParam !== 'max_completion_tokens') {
     throw new OpenAiConfigError(`${where}: maxTokensParam must be "max_tokens" or "max_completion_tokens"`)
   }
   const headers: Record<string, string> = {}
   for (const [key, value] of Object.entries({ ...preset.headers, ...own.headers })) {
+    if (!headerName.test(key)) throw new OpenAiConfigError(`${where}: ${JSON.stringify(key)} is not a valid HTTP header name`)
     if (typeof value !== 'string') throw new OpenAiConfigError(`${where}: header ${key} must be a string`)
+    // The value is not quoted: it may be a credential.
+    const problem = headerValueProblem(value)
+    if (problem !== undefined) throw new OpenAiConfigError(`${where}: the value of header ${key} ${problem}`)
     headers[key] = value
   }
   // Cloned before freezing so the caller's own config objects stay mutable.
   return deepFreeze(structuredClone({
     name,
     baseUrl,
-    ...(merged.apiKey ? { apiKey: merged.apiKey } : {}),
+    ...(apiKey ? { apiKey } : {}),
     ...(merged.apiKeyEnv ? { apiKeyEnv: merged.apiKeyEnv } : {}),
     ...(merged.defaultModel ? { defaultModel: merged.defaultModel } : {}),
     models: mergeModels(preset.models, own.models, where),

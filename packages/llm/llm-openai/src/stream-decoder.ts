@@ -11,6 +11,16 @@ interface ToolSlot {
   announced: boolean
 }
 
+/**
+ * What one payload amounted to besides its chunks: nothing, an in-stream
+ * error object (classified by the adapter), or a break of the stream format
+ * that ends the stream as `MALFORMED_STREAM`.
+ */
+export type PushResult = undefined | { kind: 'error'; payload: unknown } | { kind: 'malformed'; message: string }
+
+/** How much of a tool-call id a failure message quotes. */
+const maxQuotedId = 100
+
 /** The end of a decoded stream: either a finish to emit, or the reason there is none. */
 export type DecodedEnd =
   | { kind: 'finish'; chunks: StreamChunk[] }
@@ -27,7 +37,9 @@ export type DecodedEnd =
  *   stable for the whole stream. Empty strings open nothing.
  * - A tool call's first chunk carries its id and name; argument fragments that
  *   arrive before the name are held and sent with it. A call without an id
- *   gets a fresh one.
+ *   gets a fresh one. A call that has the id of another call of the message
+ *   breaks the stream (`MALFORMED_STREAM`): its results could not say which
+ *   call they answer, and running both might run one action twice.
  * - `usage` (DeepSeek sends it with the finish, OpenAI in a last chunk with no
  *   choices) is mapped to non-overlapping counts and emitted once, just before
  *   the finish.
@@ -39,15 +51,24 @@ export class StreamDecoder {
   private reasoningIndex = -1
   private textIndex = -1
   private readonly tools = new Map<number | string, ToolSlot>()
+  /** The tool-call ids seen so far, to the slot that carries each. */
+  private readonly ids = new Map<string, ToolSlot>()
+  private malformed: string | undefined
   private finishReason: string | undefined
   private usage: TokenUsage | undefined
   private produced = false
 
-  /** Decodes one payload; content chunks go to `out`. Returns the in-stream error object, if the payload is one. */
-  push(payload: unknown, out: StreamChunk[]): unknown {
+  constructor(private readonly provider: string) {}
+
+  /**
+   * Decodes one payload; content chunks go to `out` (those before a break of
+   * the format included). After a `malformed` result the decoder takes
+   * nothing more.
+   */
+  push(payload: unknown, out: StreamChunk[]): PushResult {
     if (payload === null || typeof payload !== 'object') return undefined
     const data = payload as Record<string, unknown>
-    if (data.error !== undefined && data.error !== null) return data
+    if (data.error !== undefined && data.error !== null) return { kind: 'error', payload: data }
     const usage = toTokenUsage(data.usage)
     if (usage) this.usage = usage
     if (!Array.isArray(data.choices)) return undefined
@@ -57,6 +78,7 @@ export class StreamDecoder {
       if ((choice.index ?? 0) !== 0) continue
       const delta = choice.delta
       if (delta !== null && typeof delta === 'object') this.delta(delta as Record<string, unknown>, out)
+      if (this.malformed !== undefined) return { kind: 'malformed', message: this.malformed }
       if (typeof choice.finish_reason === 'string' && choice.finish_reason) this.finishReason = choice.finish_reason
     }
     return undefined
@@ -75,9 +97,10 @@ export class StreamDecoder {
       this.produced = true
     }
     if (Array.isArray(delta.tool_calls)) {
-      delta.tool_calls.forEach((call, position) => {
+      for (let position = 0; position < delta.tool_calls.length && this.malformed === undefined; position++) {
+        const call: unknown = delta.tool_calls[position]
         if (call !== null && typeof call === 'object') this.toolCall(call as Record<string, unknown>, position, out)
-      })
+      }
     }
   }
 
@@ -93,7 +116,15 @@ export class StreamDecoder {
       slot = { index: this.next++, pending: '', announced: false }
       this.tools.set(key, slot)
     }
-    if (id && !slot.id) slot.id = id
+    if (id && !slot.id) {
+      const holder = this.ids.get(id)
+      if (holder !== undefined && holder !== slot) {
+        this.malformed = `${this.provider} streamed two tool calls with the id ${JSON.stringify(id.slice(0, maxQuotedId))} (content blocks ${holder.index} and ${slot.index}); the tool calls of one answer need distinct ids, so the answer cannot be used`
+        return
+      }
+      this.ids.set(id, slot)
+      slot.id = id
+    }
     if (name && !slot.name) slot.name = name
     if (!slot.announced) {
       if (!slot.name) {
@@ -101,7 +132,10 @@ export class StreamDecoder {
         return
       }
       slot.announced = true
-      slot.id ??= newCallId()
+      if (slot.id === undefined) {
+        slot.id = newCallId()
+        this.ids.set(slot.id, slot)
+      }
       out.push({
         type: 'tool-call-delta',
         index: slot.index,
@@ -131,7 +165,8 @@ export class StreamDecoder {
    * finish. Without one: nothing, and whether content was produced, so the
    * caller can tell an empty response from a truncated one.
    */
-  end(provider: string): DecodedEnd {
+  end(): DecodedEnd {
+    const provider = this.provider
     if (this.finishReason === undefined) return { kind: 'no-finish', produced: this.produced }
     const chunks: StreamChunk[] = []
     const usage = this.usageChunk()

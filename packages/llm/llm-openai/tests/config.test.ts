@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { OpenAiAdapter, OpenAiConfig, OpenAiConfigError, presets, resolveProvider, type ProviderConfig } from '../src'
+import { checkApiKey, OpenAiAdapter, OpenAiConfig, OpenAiConfigError, presets, resolveProvider, type ProviderConfig } from '../src'
 
 describe('provider presets', () => {
   it('a preset name alone resolves to the full DeepSeek configuration', () => {
@@ -9,7 +9,7 @@ describe('provider presets', () => {
       apiKeyEnv: 'DEEPSEEK_API_KEY',
       defaultModel: 'deepseek-chat',
       models: presets.deepseek.models,
-      requestTimeoutMs: 120_000,
+      requestTimeoutMs: 30_000,
       idleTimeoutMs: 120_000,
       headers: {},
       maxTokensParam: 'max_tokens',
@@ -74,6 +74,46 @@ describe('invalid provider configurations', () => {
       { name: 'local', baseUrl: 'http://127.0.0.1:1/v1', idleTimeoutMs: 0 },
       'provider "local": idleTimeoutMs must be a positive number of milliseconds, got 0',
     ],
+    [
+      'a base URL with a user name and password',
+      { name: 'local', baseUrl: 'http://alice:s3cret-pw@127.0.0.1:8000/v1' },
+      'provider "local": baseUrl http://[redacted]@127.0.0.1:8000/v1 carries a user name or password; give the URL without them and the key with apiKey or apiKeyEnv (other credentials with headers)',
+    ],
+    [
+      'a base URL with a token as user name (and an @ in it)',
+      { name: 'local', baseUrl: 'https://tok@en-abcdef@proxy.example.com/openai/v1/' },
+      'provider "local": baseUrl https://[redacted]@proxy.example.com/openai/v1/ carries a user name or password; give the URL without them and the key with apiKey or apiKeyEnv (other credentials with headers)',
+    ],
+    [
+      'a non-http base URL with a password',
+      { name: 'local', baseUrl: 'ftp://alice:s3cret-pw@host/v1' },
+      'provider "local": baseUrl must be an http(s) URL such as https://api.deepseek.com, got "ftp://[redacted]@host/v1"',
+    ],
+    [
+      'an API key with a typographic dash',
+      { name: 'local', baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'sk-ab\u2014s3cret-0123456789' },
+      'provider "local": apiKey contains the non-ASCII character U+2014 at position 6; API keys are printable ASCII, so it was probably pasted with a typographic dash or quote, or with a stray space or line break',
+    ],
+    [
+      'an API key with a line break inside',
+      { name: 'local', baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'sk-s3cret\n0123456789' },
+      'provider "local": apiKey contains a line break at position 10; API keys are printable ASCII, so it was probably pasted with a typographic dash or quote, or with a stray space or line break',
+    ],
+    [
+      'a header value an HTTP header cannot carry',
+      { name: 'local', baseUrl: 'http://127.0.0.1:1/v1', headers: { 'X-Proxy-Token': 's3cret\u201ctoken' } },
+      'provider "local": the value of header X-Proxy-Token contains the character U+201C at position 7, which an HTTP header cannot carry',
+    ],
+    [
+      'a header value with a line break',
+      { name: 'local', baseUrl: 'http://127.0.0.1:1/v1', headers: { 'X-Proxy-Token': 's3cret\r\nX-Injected: 1' } },
+      'provider "local": the value of header X-Proxy-Token contains a line break or NUL at position 7',
+    ],
+    [
+      'a header name with a space',
+      { name: 'local', baseUrl: 'http://127.0.0.1:1/v1', headers: { 'Proxy Token': 'x' } },
+      'provider "local": "Proxy Token" is not a valid HTTP header name',
+    ],
   ]
   for (const [what, config, message] of cases) {
     it(`rejects ${what} with INVALID_PROVIDER_CONFIG`, () => {
@@ -88,8 +128,33 @@ describe('invalid provider configurations', () => {
         code: 'INVALID_PROVIDER_CONFIG',
         message,
       })
+      // No credential of the config is repeated.
+      expect((error as Error).message).not.toMatch(/alice|s3cret|tok@en/)
     })
   }
+
+  it('trims whitespace around a configured API key, as fetch would', () => {
+    expect(resolveProvider({ name: 'local', baseUrl: 'http://127.0.0.1:1/v1', apiKey: '  sk-local-0123456789\n' }).apiKey).toBe('sk-local-0123456789')
+  })
+})
+
+describe('checkApiKey', () => {
+  it('accepts a printable ASCII key, surrounding whitespace included', () => {
+    expect(checkApiKey(' sk-good-0123456789\n', 'the KEY environment variable')).toBeUndefined()
+  })
+
+  it('refuses a key an HTTP header cannot carry, naming the source and the character, never the key', () => {
+    let error: unknown
+    try {
+      checkApiKey('sk-s3cret\u00a0tail', 'the KEY environment variable')
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(OpenAiConfigError)
+    expect((error as Error).message).toBe(
+      'the API key in the KEY environment variable contains the non-ASCII character U+00A0 at position 10; API keys are printable ASCII, so it was probably pasted with a typographic dash or quote, or with a stray space or line break',
+    )
+  })
 })
 
 describe('resolveModel', () => {

@@ -1,9 +1,9 @@
-import { CallId, createUserMessage, type ContentBlock, type GenerateOptions, type Message } from '@deepseek-ai/dsh-llm'
+import { assemble, CallId, createUserMessage, type ContentBlock, type GenerateOptions, type Message, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
 import { call, useFakeProvider } from './support/fixture'
 import { collect, errorFinish } from './support/collect'
-import { FakeProvider, chunk, openStream, reply, send, sse } from './support/fake-provider'
+import { FakeProvider, chunk, dump, echoHeaders, openStream, reply, send, sse, type Handler } from './support/fake-provider'
 
 const key = 'sk-failure-test-0123456789abcdef'
 const fixture = useFakeProvider(key)
@@ -308,5 +308,246 @@ describe('requests refused before sending', () => {
     expect(await collect(fixture.adapter.stream(call({ model: '' })))).toEqual([
       errorFinish({ code: 'INVALID_CONFIG', message: 'no model given for provider "fake", and it has no defaultModel' }),
     ])
+  })
+})
+
+describe('duplicate tool-call ids', () => {
+  const first = { index: 0, id: 'call_same', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }
+  const second = { index: 1, id: 'call_same', type: 'function', function: { name: 'write_file', arguments: '{"path":"a"}' } }
+  const refused = errorFinish({
+    code: 'MALFORMED_STREAM',
+    requestId: 'req_dup',
+    message:
+      'fake streamed two tool calls with the id "call_same" (content blocks 0 and 1); the tool calls of one answer need distinct ids, so the answer cannot be used',
+  })
+
+  it('a second call with the id of the first ends the stream as MALFORMED_STREAM after the first call, and closes the connection', async () => {
+    fixture.server.handle(async (_request, res, closed) => {
+      openStream(res, { 'x-request-id': 'req_dup' })
+      await send(res, chunk({ role: 'assistant', content: null, tool_calls: [first] }))
+      await send(res, chunk({ tool_calls: [second] }))
+      await send(res, chunk({}, 'tool_calls'))
+      // Would go on; the adapter must hang up.
+      await closed
+    })
+    const chunks = await collect(fixture.adapter.stream(call()))
+    expect(chunks).toEqual([
+      { type: 'tool-call-delta', index: 0, id: 'call_same', name: 'read_file', argumentsDelta: '{"path":"a"}' },
+      refused,
+    ])
+    await fixture.server.closes[0]
+    // What the loop would keep of it: the first call alone, and the failure.
+    expect(assemble(chunks as StreamChunk[])).toEqual({
+      content: [{ type: 'tool-call', id: 'call_same', name: 'read_file', arguments: '{"path":"a"}' }],
+      finishReason: refused.reason,
+    })
+  })
+
+  it('two calls with one id in the same payload (servers that send calls whole) are refused the same way', async () => {
+    fixture.server.handle(sse([chunk({ tool_calls: [first, second] }), chunk({}, 'tool_calls')], { headers: { 'x-request-id': 'req_dup' } }))
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
+      { type: 'tool-call-delta', index: 0, id: 'call_same', name: 'read_file', argumentsDelta: '{"path":"a"}' },
+      refused,
+    ])
+  })
+
+  it('a repeated id is refused even when the second call announces its name only later', async () => {
+    fixture.server.handle(
+      sse([
+        chunk({ tool_calls: [first] }),
+        chunk({ tool_calls: [{ index: 1, id: 'call_same', function: { arguments: '{"pa' } }] }),
+        chunk({ tool_calls: [{ index: 1, function: { name: 'write_file', arguments: 'th":"a"}' } }] }),
+        chunk({}, 'tool_calls'),
+      ], { headers: { 'x-request-id': 'req_dup' } }),
+    )
+    expect((await collect(fixture.adapter.stream(call()))).at(-1)).toEqual(refused)
+  })
+})
+
+describe('the base URL path hint (HTTP 404)', () => {
+  it('a 404 from a base URL without /v1 suggests adding it', async () => {
+    const root = fixture.server.url.replace(/\/v1$/, '')
+    const adapter = new OpenAiAdapter({ name: 'fake', baseUrl: root, apiKey: key })
+    fixture.server.handle(reply(404, '404 page not found'))
+    expect(await collect(adapter.stream(call()))).toEqual([
+      errorFinish({
+        code: 'BAD_REQUEST',
+        status: 404,
+        message: `fake rejected the request for test-model (HTTP 404: 404 page not found). The base URL ${root} has no /v1 in its path, where most OpenAI-compatible servers serve the API: did you mean ${root}/v1?`,
+      }),
+    ])
+    expect(fixture.server.requests[0]!.url).toBe('/chat/completions')
+  })
+
+  it('gives no hint when the path has a version, or when the 404 is about the model', async () => {
+    const root = fixture.server.url.replace(/\/v1$/, '')
+    const unversioned = new OpenAiAdapter({ name: 'fake', baseUrl: root, apiKey: key })
+    fixture.server.handle(
+      reply(404, { detail: 'Not Found' }),
+      reply(404, { error: { message: 'The model `nope` does not exist', code: 'model_not_found' } }),
+    )
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
+      errorFinish({ code: 'BAD_REQUEST', status: 404, message: 'fake rejected the request for test-model (HTTP 404: Not Found).' }),
+    ])
+    expect(await collect(unversioned.stream(call()))).toEqual([
+      errorFinish({
+        code: 'BAD_REQUEST',
+        status: 404,
+        message: 'fake rejected the request for test-model (HTTP 404: The model `nope` does not exist; code model_not_found).',
+      }),
+    ])
+  })
+})
+
+describe('a server that echoes everything it gets: no credential leaves the adapter', () => {
+  const proxyToken = 'proxy-s3cret-token-42'
+  const envKey = 'sk-echo-env-0123456789abcdef'
+  const credentials = [key, envKey, proxyToken]
+  /** The credentials found in `value`'s JSON. */
+  const leaks = (value: unknown) => credentials.filter((secret) => JSON.stringify(value).includes(secret))
+
+  /** One adapter with a configured key, one with a key from the environment; both send a credential header. */
+  const adapters = () => [
+    new OpenAiAdapter({ name: 'fake', baseUrl: fixture.server.url, apiKey: key, headers: { 'X-Proxy-Token': proxyToken } }),
+    new OpenAiAdapter(
+      { name: 'fake', baseUrl: fixture.server.url, apiKeyEnv: 'ECHO_KEY', headers: { 'X-Proxy-Token': proxyToken } },
+      { env: { ECHO_KEY: envKey } },
+    ),
+  ]
+
+  const corpus: Array<[string, Handler, Record<string, unknown>]> = [
+    [
+      'an HTTP 401 whose body and headers echo the request',
+      (request, res) => {
+        res.writeHead(401, { 'content-type': 'application/json', ...echoHeaders(request) })
+        res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${dump(request)}`, code: 'invalid_api_key' } }))
+      },
+      { code: 'AUTH', status: 401, requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'an HTTP 429 with echoed headers and a text body',
+      (request, res) => {
+        res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1', ...echoHeaders(request) })
+        res.end(`slow down ${dump(request)}`)
+      },
+      { code: 'RATE_LIMIT', status: 429, retryAfterMs: 1000, requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'an HTTP 500 quoting the raw request',
+      (request, res) => {
+        res.writeHead(500, { 'content-type': 'text/plain', ...echoHeaders(request) })
+        res.end(`upstream failed for ${dump(request)}`)
+      },
+      { code: 'SERVER', status: 500, requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'a 200 JSON echo of the request instead of a stream (httpbin style)',
+      (request, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', ...echoHeaders(request) })
+        res.end(dump(request))
+      },
+      { code: 'MALFORMED_STREAM', requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'an error event in the stream that echoes the request',
+      async (request, res) => {
+        openStream(res, echoHeaders(request))
+        await send(res, chunk({ content: 'ok' }))
+        await send(res, { error: { message: `internal error for ${dump(request)}`, type: 'server_error' } })
+        res.end()
+      },
+      { code: 'SERVER', requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'stream data that is not JSON, echoing the request',
+      async (request, res) => {
+        openStream(res, echoHeaders(request))
+        await send(res, `not json ${dump(request)}`)
+        res.end()
+      },
+      { code: 'MALFORMED_STREAM', requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'a body of lines that are not server-sent events, echoing the request',
+      (request, res) => {
+        openStream(res, echoHeaders(request))
+        res.end(`${String(request.headers.authorization)} ${String(request.headers['x-proxy-token'])}\n`)
+      },
+      { code: 'EMPTY_RESPONSE', requestId: 'Bearer [redacted]' },
+    ],
+    [
+      'a request id set to another key-shaped secret',
+      (_request, res) => {
+        res.writeHead(503, { 'content-type': 'text/plain', 'x-request-id': 'sk-proj-someone-elses-0123456789' })
+        res.end('overloaded')
+      },
+      { code: 'SERVER', status: 503, requestId: '[redacted]' },
+    ],
+  ]
+
+  for (const [what, handler, expected] of corpus) {
+    it(what, async () => {
+      const both = adapters()
+      fixture.server.handle(handler, handler)
+      for (const adapter of both) {
+        const chunks = await collect(adapter.stream(call()))
+        expect(chunks.at(-1)).toEqual(errorFinish({ ...expected, message: expect.any(String) }))
+        expect(leaks(chunks)).toEqual([])
+      }
+      // The server did get the credentials: the redaction is what kept them out.
+      expect(fixture.server.requests.map((r) => [r.headers.authorization, r.headers['x-proxy-token']])).toEqual([
+        [`Bearer ${key}`, proxyToken],
+        [`Bearer ${envKey}`, proxyToken],
+      ])
+    })
+  }
+
+  it('model output that echoes credentials, split anywhere across deltas, is redacted in every block', async () => {
+    const split = (text: string, ...at: number[]) => [0, ...at].map((from, i) => text.slice(from, at[i] ?? text.length))
+    const handler: Handler = async (request, res) => {
+      const authorization = String(request.headers.authorization)
+      openStream(res, echoHeaders(request))
+      for (const piece of split(`token ${proxyToken} seen`, 8, 14)) await send(res, chunk({ reasoning_content: piece }))
+      for (const piece of split(`Your header: ${authorization}. Done.`, 21, 27, 40)) await send(res, chunk({ content: piece }))
+      const args = JSON.stringify({ auth: authorization })
+      await send(res, chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'note', arguments: args.slice(0, 12) } }] }))
+      await send(res, chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(12) } }] }))
+      await send(res, chunk({}, 'tool_calls'))
+      await send(res, '[DONE]')
+      res.end()
+    }
+    const both = adapters()
+    fixture.server.handle(handler, handler)
+    for (const adapter of both) {
+      const chunks = await collect(adapter.stream(call()))
+      expect(assemble(chunks as StreamChunk[])).toEqual({
+        content: [
+          { type: 'reasoning', text: 'token [redacted] seen' },
+          { type: 'text', text: 'Your header: Bearer [redacted]. Done.' },
+          { type: 'tool-call', id: 'call_1', name: 'note', arguments: '{"auth":"Bearer [redacted]"}' },
+        ],
+        finishReason: { kind: 'tool-calls' },
+      })
+      expect(leaks(chunks)).toEqual([])
+    }
+  })
+
+  it('a failure thrown inside the adapter is still a finish, redacted', async () => {
+    const broken = new OpenAiAdapter(
+      { name: 'fake', baseUrl: fixture.server.url, apiKey: key },
+      {
+        now: () => {
+          throw new Error(`clock failed near ${key}`)
+        },
+      },
+    )
+    fixture.server.handle(reply(503, 'overloaded'))
+    expect(await collect(broken.stream(call()))).toEqual([
+      errorFinish({ code: 'UNKNOWN', message: 'the fake adapter failed: clock failed near [redacted]' }),
+    ])
+  })
+
+  it('model info names no credential', () => {
+    expect(adapters()[0]!.resolveModel(`Bearer ${key}`)).toEqual({ id: 'Bearer [redacted]' })
   })
 })

@@ -1,5 +1,7 @@
+import { createServer, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { createUserMessage, type GenerateOptions, type StreamChunk } from '@deepseek-ai/dsh-llm'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { OpenAiAdapter } from '../src'
 import { call, useFakeProvider } from './support/fixture'
 import { collect, errorFinish } from './support/collect'
@@ -130,6 +132,36 @@ describe('timeouts', () => {
       errorFinish({ code: 'TIMEOUT', message: 'fake sent no response within 50 ms (requestTimeoutMs)' }),
     ])
     await fixture.server.closes[0]
+  })
+
+  it('a server that accepts the connection and never speaks is TIMEOUT, and the connection is closed', async () => {
+    const sockets: Socket[] = []
+    const received = deferred()
+    const gone = deferred()
+    const mute = createServer((socket) => {
+      sockets.push(socket)
+      // Reads the request and never answers. (After the abort undici may open a spare connection; only the request's counts.)
+      socket.once('data', () => {
+        received.resolve()
+        socket.on('close', () => gone.resolve())
+      })
+    })
+    await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve))
+    // The deadline's timer is faked, so it fires only once the request has certainly arrived.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const { port } = mute.address() as AddressInfo
+      const adapter = new OpenAiAdapter({ name: 'mute', baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: key, requestTimeoutMs: 30_000 })
+      const done = collect(adapter.stream(call({ provider: 'mute' })))
+      await received.promise
+      vi.advanceTimersByTime(30_000)
+      expect(await done).toEqual([errorFinish({ code: 'TIMEOUT', message: 'mute sent no response within 30000 ms (requestTimeoutMs)' })])
+      await gone.promise
+    } finally {
+      vi.useRealTimers()
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => mute.close(() => resolve()))
+    }
   })
 
   it('a stream silent for idleTimeoutMs is TIMEOUT after the chunks that arrived, and the connection is closed', async () => {

@@ -141,3 +141,22 @@ export function reply(status: number, body: unknown, headers: Record<string, str
     res.end(text)
   }
 }
+
+/** Everything a request carried (headers and body) as one string: what an echoing server or proxy sends back. */
+export function dump(request: ReceivedRequest): string {
+  return JSON.stringify({ method: request.method, url: request.url, headers: request.headers, body: request.raw })
+}
+
+/**
+ * Every request header as a response header `x-echo-<name>`, and
+ * `x-request-id` set to the request's `authorization`: what a proxy that
+ * reflects headers answers with.
+ */
+export function echoHeaders(request: ReceivedRequest): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') out[`x-echo-${name}`] = value
+  }
+  out['x-request-id'] = String(request.headers.authorization ?? '')
+  return out
+}
