@@ -64,8 +64,8 @@ describe('dsh-llm-retry', () => {
     expect(end.data.reason).toEqual({ kind: 'error', failure: limited })
   })
 
-  it('does not retry codes without budget (AUTH, BAD_REQUEST, CONTEXT_OVERFLOW)', async () => {
-    for (const code of ['AUTH', 'BAD_REQUEST', 'CONTEXT_OVERFLOW'] as const) {
+  it('does not retry codes without budget (AUTH, BAD_REQUEST, CONTEXT_OVERFLOW, MALFORMED_STREAM, INVALID_CONFIG)', async () => {
+    for (const code of ['AUTH', 'BAD_REQUEST', 'CONTEXT_OVERFLOW', 'MALFORMED_STREAM', 'INVALID_CONFIG'] as const) {
       const { agent, model } = await withRetry([{ error: failure(code) }])
       const a = await agent()
       a.followup('go')
@@ -74,7 +74,19 @@ describe('dsh-llm-retry', () => {
       expect(retries(a.session.events)).toEqual([])
       expect(trace(a.session).at(-1)).toBe(`turn/end 1 error ${code}`)
     }
-    expect(DEFAULT_BUDGETS).toEqual({ RATE_LIMIT: 5, SERVER: 3, TIMEOUT: 2, TRANSPORT: 3, EMPTY_RESPONSE: 2 })
+    expect(DEFAULT_BUDGETS).toEqual({ RATE_LIMIT: 5, SERVER: 3, TIMEOUT: 1, TRANSPORT: 3, EMPTY_RESPONSE: 2 })
+  })
+
+  it('retries a TIMEOUT once by default, then ends the turn with it', async () => {
+    const timeout = failure('TIMEOUT')
+    const { agent, model } = await withRetry([{ error: timeout }, { error: timeout }, 'never reached'])
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    expect(model.calls).toBe(2)
+    expect(retries(a.session.events).map((r) => [r.code, r.attempt])).toEqual([['TIMEOUT', 1]])
+    const end = a.session.events.at(-1) as AnySessionEvent & { type: 'turn/end' }
+    expect(end.data.reason).toEqual({ kind: 'error', failure: timeout })
   })
 
   it('a cancel during the backoff ends the wait at once and the turn ends aborted', async () => {
