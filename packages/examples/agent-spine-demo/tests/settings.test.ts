@@ -199,3 +199,46 @@ describe('the model route', () => {
     expect(await failure(['--base-url', 'http://127.0.0.1:1/v1'])).toEqual({ code: 'INVALID_MODEL', message: 'provider "custom" has no default model: pass --model <id>' })
   })
 })
+
+describe('out-of-range and empty inputs (issue 15.7)', () => {
+  it('refuses a chunk delay longer than a timer can wait, from the flag and from the file', async () => {
+    expect(await failure(['--chunk-delay-ms', '99999999999'])).toEqual({
+      code: 'INVALID_ARGS',
+      message: '--chunk-delay-ms: 99999999999 is out of range (0 to 2147483647 ms, the longest delay a timer can wait)',
+    })
+    expect(await failure([], { 'dsh.config.json': '{ "scripted": { "chunkDelayMs": 99999999999 } }' })).toEqual({
+      code: 'INVALID_CONFIG',
+      message: '<dir>/dsh.config.json: field "scripted.chunkDelayMs": 99999999999 is out of range (0 to 2147483647 ms, the longest delay a timer can wait)',
+    })
+    const longest = await settings(['--chunk-delay-ms', '2147483647'])
+    expect(longest.route.kind === 'scripted' && longest.route.scripted.chunkDelayMs).toBe(2147483647)
+  })
+
+  it('refuses a config file that holds null, naming the file; an empty YAML file is an empty config', async () => {
+    expect(await failure([], { 'dsh.config.json': 'null' })).toEqual({
+      code: 'INVALID_CONFIG',
+      message: '<dir>/dsh.config.json: the config must be an object of fields (dsh.config.json holds null)',
+    })
+    expect(await failure([], { 'dsh.config.yaml': '~\n' })).toEqual({
+      code: 'INVALID_CONFIG',
+      message: '<dir>/dsh.config.yaml: the config must be an object of fields (dsh.config.yaml holds null)',
+    })
+    const empty = await settings([], { 'dsh.config.yaml': '# nothing set yet\n' })
+    expect([empty.configFile?.endsWith('dsh.config.yaml'), empty.route.kind]).toEqual([true, 'scripted'])
+  })
+})
+
+describe('secrets in the base URL (issue 15.3)', () => {
+  it('refuses a base URL with a user name or password and never quotes them', async () => {
+    const password = 'hunter2-very-secret'
+    const refused = await failure(['--provider', 'local', '--base-url', `http://alice:${password}@127.0.0.1:8000/v1`, '--model', 'm'])
+    expect(refused.code).toBe('INVALID_MODEL')
+    expect(refused.message).not.toContain(password)
+    expect(refused.message).not.toContain('alice')
+    // The adapter refuses it when the config is loaded (the command line refuses it too, should an adapter not).
+    expect(refused.message).toContain('http://[redacted]@127.0.0.1:8000/v1')
+    expect(refused.message).toMatch(/carries a user name or password/)
+    const fromFile = await failure([], { 'dsh.config.json': JSON.stringify({ provider: 'local', baseUrl: `https://${password}@example.com/v1`, model: 'm' }) })
+    expect([fromFile.code, fromFile.message.includes(password)]).toEqual(['INVALID_MODEL', false])
+  })
+})

@@ -9,14 +9,42 @@ export interface AgentObserver {
   onEvent(session: Session, event: AnySessionEvent): void
   /** The driver went `running` or `idle`. */
   onStatus?(agent: Agent, status: AgentStatus): void
+  /** `agent/error`: a turn failed, or the log stopped being saved (`PERSISTENCE_FAILED`, `APPEND_REFUSED`). */
+  onError?(agent: Agent, turn: number, step: number | undefined, error: unknown): void
 }
 
-/** A new session id that sorts by creation time: `20261130-142501-3f9a`. */
-export function newSessionId(now = new Date()): string {
+// Crockford's base-32 alphabet in lower case: no i, l, o, u, so an id read aloud or retyped stays unambiguous.
+const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz'
+
+/**
+ * A new session id that sorts by creation time (local time to the second),
+ * then 96 random bits in base 32: `20261201-142501-5j0q3w8c1tz7e4n9v2kx`.
+ * Two ids of the same second collide with probability about n²/2^97, so a
+ * fresh run never meets `SESSION_LOCKED` or `SESSION_EXISTS` by chance.
+ */
+export function newSessionId(now = new Date(), random: Uint8Array = randomBytes(12)): string {
   const pad = (n: number) => String(n).padStart(2, '0')
   const date = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}`
   const time = `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`
-  return `${date}-${time}-${randomBytes(2).toString('hex')}`
+  return `${date}-${time}-${base32(random)}`
+}
+
+/** `bytes` in base 32, 5 bits per character (12 bytes: 20 characters). */
+function base32(bytes: Uint8Array): string {
+  let out = ''
+  let bits = 0
+  let value = 0
+  for (const byte of bytes) {
+    value = (value << 8) | byte
+    bits += 8
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31]
+      bits -= 5
+    }
+    value &= (1 << bits) - 1
+  }
+  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31]
+  return out
 }
 
 /**
@@ -33,6 +61,7 @@ export function openAgent(
   const setup = (scoped: Context) => {
     scoped.on('session/event', (session, event) => observer.onEvent(session, event))
     if (observer.onStatus) scoped.on('agent/status', (agent, status) => observer.onStatus!(agent, status))
+    if (observer.onError) scoped.on('agent/error', (agent, turn, step, error) => observer.onError!(agent, turn, step, error))
   }
   if (options.resume !== undefined) {
     return ctx.agents.resume({ resumeSessionId: SessionId(options.resume), agentOptions: options.agentOptions, setup })

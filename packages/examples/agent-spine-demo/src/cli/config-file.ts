@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import Schema from 'schemastery'
-import { parse as parseYaml } from 'yaml'
+import { parse as parseYaml, parseDocument } from 'yaml'
 import { ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
 import { SpineConfig } from '../spine'
 import { CliError } from './errors'
@@ -61,8 +61,9 @@ export interface LoadedConfigFile {
  * Reads the config file: `explicit` when given (it must exist), else the
  * first of `CONFIG_FILE_NAMES` in `directory`, else none. Throws
  * `INVALID_CONFIG` naming the file (and the field, line or column) for a file
- * that cannot be read or parsed, that is not an object, that has a field no
- * one knows, or whose values the schemas refuse.
+ * that cannot be read or parsed, that is not an object (`null` included; an
+ * empty YAML file is an empty config), that has a field no one knows, or
+ * whose values the schemas refuse.
  */
 export async function loadConfigFile(explicit: string | undefined, directory: string): Promise<LoadedConfigFile> {
   let file: string | undefined
@@ -101,7 +102,14 @@ export function parseConfig(text: string, file: string): DemoFileConfig {
   } catch (error) {
     throw new CliError('INVALID_CONFIG', `${file}: not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message.split('\n')[0]}`)
   }
-  if (raw === null || raw === undefined) raw = {}
+  if (raw === null || raw === undefined) {
+    // An empty file (or one of comments only) configures nothing; an explicit `null` is a mistake
+    // (a template left unfilled, a generator that wrote nothing useful) and is refused.
+    if (!yaml || parseDocument(text).contents !== null) {
+      throw new CliError('INVALID_CONFIG', `${file}: the config must be an object of fields (${basename(file)} holds null)`)
+    }
+    raw = {}
+  }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new CliError('INVALID_CONFIG', `${file}: the config must be an object of fields (${basename(file)} holds ${Array.isArray(raw) ? 'a list' : typeof raw})`)
   }

@@ -2,10 +2,18 @@ import { OpenAiConfigError, presets, resolveProvider, type PresetName, type Prov
 import { Config as ScriptedConfigSchema, type ScriptedConfig } from '@deepseek-ai/dsh-llm-scripted'
 import { validateFields } from './config-file'
 import { CliError } from './errors'
+import { hasUserinfo, redactUrlUserinfo } from './redact'
 
 /** The scripted model's id in the demo; it accepts these reasoning efforts (each streams a one-line reasoning block). */
 export const DEMO_MODEL = 'demo'
 const DEMO_EFFORTS = ['low', 'medium', 'high']
+
+/**
+ * The longest delay a Node timer waits (2^31 - 1 ms, about 24.8 days). A
+ * longer one is not refused by Node: it prints an overflow warning and waits
+ * 1 ms, so the command line refuses it instead.
+ */
+export const MAX_TIMER_MS = 2_147_483_647
 
 /** Which adapter answers, under which provider/model pair. */
 export type ModelRoute =
@@ -33,7 +41,8 @@ export interface RouteInput {
  * without a name, or, for a model alone, the preset that lists that model.
  *
  * Throws `INVALID_MODEL` when the route cannot work: an unknown provider
- * without a base URL, a model no preset knows, no model at all, or an API key
+ * without a base URL, a base URL with a user name or password (never quoted),
+ * a model no preset knows, no model at all, or an API key
  * variable that is not set (checked here so the person learns it before
  * typing a prompt). `where` prefixes config-file problems.
  */
@@ -57,6 +66,9 @@ export function resolveModelRoute(input: RouteInput, where: string, env: NodeJS.
       where,
       'scripted.',
     )
+    if (scripted.chunkDelayMs > MAX_TIMER_MS) {
+      throw new CliError('INVALID_CONFIG', `${where}: field "scripted.chunkDelayMs": ${scripted.chunkDelayMs} is out of range (0 to ${MAX_TIMER_MS} ms, the longest delay a timer can wait)`)
+    }
     return { kind: 'scripted', provider: scripted.provider, model: model ?? DEMO_MODEL, scripted }
   }
 
@@ -79,8 +91,16 @@ export function resolveModelRoute(input: RouteInput, where: string, env: NodeJS.
   try {
     resolved = resolveProvider(config)
   } catch (error) {
-    if (error instanceof OpenAiConfigError) throw new CliError('INVALID_MODEL', error.message)
+    // The adapter's messages may quote the base URL: never show its userinfo.
+    if (error instanceof OpenAiConfigError) throw new CliError('INVALID_MODEL', redactUrlUserinfo(error.message))
     throw error
+  }
+  if (hasUserinfo(resolved.baseUrl)) {
+    // fetch refuses such URLs, and the password would be quoted in errors and the greeting.
+    throw new CliError(
+      'INVALID_MODEL',
+      `the base URL of provider "${name}" carries a user name or password (${redactUrlUserinfo(resolved.baseUrl)}): remove it, and pass credentials as the API key (--api-key-env) or in openai.headers`,
+    )
   }
   const chosen = model ?? resolved.defaultModel
   if (!chosen) throw new CliError('INVALID_MODEL', `provider "${name}" has no default model: pass --model <id>`)
@@ -115,4 +135,21 @@ function presetOf(model: string): string {
     'INVALID_MODEL',
     `no preset knows the model "${model}": name its provider (--provider deepseek|openai, or --provider <name> --base-url <url>)`,
   )
+}
+
+/**
+ * The credentials of `route` the command line must never print: the API key
+ * (from its variable or the config file) and the values of the provider's
+ * credential-like headers (`Authorization`, `X-Api-Key`, …).
+ */
+export function routeSecrets(route: ModelRoute, env: NodeJS.ProcessEnv): string[] {
+  if (route.kind !== 'openai') return []
+  const secrets: string[] = []
+  if (route.apiKeyEnv && env[route.apiKeyEnv]) secrets.push(env[route.apiKeyEnv]!)
+  if (route.config.apiKey) secrets.push(route.config.apiKey)
+  for (const [name, value] of Object.entries(route.config.headers ?? {})) {
+    if (!/key|token|auth|secret|cookie/i.test(name)) continue
+    secrets.push(value, value.replace(/^\S+\s+/, ''))
+  }
+  return secrets
 }

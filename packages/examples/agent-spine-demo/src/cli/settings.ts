@@ -6,7 +6,7 @@ import { isSafeSessionId } from '@deepseek-ai/dsh-session-jsonl'
 import type { SpineConfig } from '../spine'
 import { loadConfigFile } from './config-file'
 import { CliError } from './errors'
-import { resolveModelRoute, type ModelRoute } from './model-route'
+import { MAX_TIMER_MS, resolveModelRoute, type ModelRoute } from './model-route'
 
 export const USAGE = `Usage: dsh-demo [options]
 
@@ -161,7 +161,9 @@ function flagName(spelled: string): string {
 
 function parseMilliseconds(text: string): number {
   if (!/^\d+$/.test(text.trim())) throw new CliError('INVALID_ARGS', `--chunk-delay-ms: expected a whole number of milliseconds, got "${text}"`)
-  return Number(text)
+  const value = Number(text)
+  if (value > MAX_TIMER_MS) throw new CliError('INVALID_ARGS', `--chunk-delay-ms: ${text.trim()} is out of range (0 to ${MAX_TIMER_MS} ms, the longest delay a timer can wait)`)
+  return value
 }
 
 function isDirectory(path: string): Promise<boolean> {
