@@ -7,8 +7,11 @@ import type { AnySessionEvent } from './types'
 declare module 'cordis' {
   interface Events {
     /**
-     * A session was published by `ctx.sessions.enter` (or `create`): it is in
-     * `ctx.sessions` and its appends now publish `session/event`. A step of the
+     * A session was published by `ctx.sessions.enter` (or `create`, or the
+     * `announce()` of an `enterUnannounced` entry): it is in `ctx.sessions`
+     * and its appends now publish `session/event`. The session of an agent is
+     * announced after both it and its agent were entered, so `ctx.agents`
+     * already holds the agent here; `agent/created` follows. A step of the
      * publish transaction: a synchronous throw vetoes the publication, which
      * rolls back with a paired `session/disposed` and rethrows from `enter`; a
      * rejected promise is only logged. Persistence backends start writing the

@@ -3,7 +3,7 @@ import { SessionStore } from './store'
 
 export default SessionStore
 export { SessionStore }
-export type { PrepareOptions } from './store'
+export type { PrepareOptions, SessionEntry } from './store'
 export { SESSION_FORMAT_VERSION, SessionId } from './types'
 export { BUILT_IN_TYPES } from './built-in-types'
 export type {

@@ -9,7 +9,7 @@ import { JsonGuard } from './lossless-json'
 import type { Session } from './session'
 import type { Slot } from './log-view'
 import { SessionLog, type SessionHome } from './session-log'
-import type { PrepareOptions } from './store'
+import type { PrepareOptions, SessionEntry } from './store'
 import {
   SESSION_FORMAT_VERSION,
   SessionId,
@@ -28,6 +28,12 @@ export class SessionRegistry {
   readonly home: SessionHome
   private readonly live = new Map<string, SessionLog>()
   private readonly events: RawEvents
+  /**
+   * The own `session/meta` entry of each fork this store built, to its fork:
+   * how `prepare` recognises a seed that is a private fork's events (weak:
+   * a fork nobody holds is forgotten).
+   */
+  private readonly forks = new WeakMap<object, SessionLog>()
 
   constructor(ctx: Context) {
     this.events = rawEvents(ctx)
@@ -55,6 +61,13 @@ export class SessionRegistry {
     if (typeof id !== 'string' || id.length === 0) {
       throw new SessionError('INVALID_ARGUMENT', 'a session id must be a non-empty string')
     }
+    const { events } = options
+    if (options.seed === undefined || events !== undefined) return this.build(id, options)
+    return this.build(id, this.unwrapFork(id, options.meta, options.seed))
+  }
+
+  /** `prepare` without recognising a fork's events in `seed` (what `fork` itself builds with). */
+  private build(id: string, options: PrepareOptions): SessionLog {
     const { meta, seed, events } = options
     if (events !== undefined && (meta !== undefined || seed !== undefined)) {
       throw new SessionError('INVALID_ARGUMENT', `prepare("${id}"): a loaded log (events) cannot be combined with meta or seed`)
@@ -80,6 +93,17 @@ export class SessionRegistry {
   }
 
   enter(session: Session): () => void {
+    const entry = this.enterUnannounced(session)
+    try {
+      entry.announce()
+    } catch (error) {
+      entry.detach()
+      throw error
+    }
+    return entry.detach
+  }
+
+  enterUnannounced(session: Session): SessionEntry {
     const log = this.own(session, 'enter')
     if (log.stage !== 'private') {
       throw new SessionError('ALREADY_ENTERED', `session "${log.id}" was already entered once; prepare a new session to publish it again`)
@@ -89,13 +113,34 @@ export class SessionRegistry {
     }
     this.live.set(log.id, log)
     log.stage = 'live'
-    try {
-      this.announce(log)
-    } catch (error) {
-      this.detach(log)
-      throw error
+    let state: 'entered' | 'announcing' | 'announced' | 'detached' = 'entered'
+    let detachAsked = false
+    const detach = (): void => {
+      // Asked during the created dispatch (by one of its listeners): it runs once the dispatch has unwound.
+      if (state === 'announcing') {
+        detachAsked = true
+        return
+      }
+      if (state === 'detached') return
+      const announced = state === 'announced'
+      state = 'detached'
+      this.detach(log, announced)
     }
-    return () => this.detach(log)
+    const announce = (): void => {
+      if (state === 'detached') throw new SessionError('DETACHED', `session "${log.id}" was detached before it was announced`)
+      if (state !== 'entered') throw new SessionError('ALREADY_ENTERED', `session "${log.id}" was already announced: an entry is announced once`)
+      state = 'announcing'
+      log.announcing = true
+      try {
+        this.announce(log)
+      } finally {
+        // Announced even when a listener vetoed: the listeners before it saw it created.
+        state = 'announced'
+        log.announcing = false
+        if (detachAsked) detach()
+      }
+    }
+    return { announce, detach }
   }
 
   get(id: string): Session | undefined {
@@ -137,7 +182,40 @@ export class SessionRegistry {
     }
     const meta: SessionMetaInput = { parentSession: source.id }
     if (source.meta.cwd !== undefined) meta.cwd = source.meta.cwd
-    return this.prepare(childId ?? `${source.id}-fork-${randomUUID()}`, { meta, seed: events.slice(0, boundary) })
+    const id = childId ?? `${source.id}-fork-${randomUUID()}`
+    if (typeof id !== 'string' || id.length === 0) {
+      throw new SessionError('INVALID_ARGUMENT', 'a session id must be a non-empty string')
+    }
+    const child = this.build(id, { meta, seed: events.slice(0, boundary) })
+    this.forks.set(child.slots[0] as object, child)
+    return child
+  }
+
+  /**
+   * A seed whose first event is the own `session/meta` of a fork this store
+   * built and nobody entered (`seed: fork(source).events`, the obvious call)
+   * is that fork: its meta gives the parent link and the cwd, and the events
+   * after it are the seed. Anything else is a plain prefix, kept as given.
+   */
+  private unwrapFork(id: string, meta: SessionMetaInput | undefined, seed: readonly AnySessionEvent[]): PrepareOptions {
+    const first = Array.isArray(seed) && seed.length > 0 ? seed[0] : undefined
+    const fork = first !== null && typeof first === 'object' ? this.forks.get(first) : undefined
+    if (!fork || fork.stage !== 'private') return meta === undefined ? { seed } : { meta, seed }
+    const own = fork.meta
+    if (meta !== undefined && (meta === null || typeof meta !== 'object')) {
+      throw new SessionError('INVALID_ARGUMENT', `prepare("${id}"): meta must be an object { cwd?, parentSession? }`)
+    }
+    if (meta?.parentSession !== undefined && meta.parentSession !== own.parentSession) {
+      throw new SessionError(
+        'INVALID_ARGUMENT',
+        `cannot seed session "${id}" with the events of fork "${fork.id}": they fork "${own.parentSession}", but meta.parentSession says "${meta.parentSession}"; leave meta.parentSession out (the fork's parent is taken) or fork the session you mean`,
+      )
+    }
+    const merged: SessionMetaInput = {}
+    const cwd = meta?.cwd ?? own.cwd
+    if (cwd !== undefined) merged.cwd = cwd
+    if (own.parentSession !== undefined) merged.parentSession = own.parentSession
+    return { meta: merged, seed: seed.slice(1) }
   }
 
   registerType(caller: Context, type: string, options: EventTypeOptions<any>): () => void {
@@ -164,10 +242,12 @@ export class SessionRegistry {
     )
   }
 
-  private detach(log: SessionLog): void {
+  /** Removes `log` from the store; emits `session/disposed` when it was announced (created and disposed stay paired). */
+  private detach(log: SessionLog, announced: boolean): void {
     if (log.stage !== 'live') return
     log.stage = 'detached'
     if (this.live.get(log.id) === log) this.live.delete(log.id)
+    if (!announced) return
     const logger = this.home.logger
     this.home.emitter.emit(log.filter, 'session/disposed', [log], (error) => {
       logger.warn('a session/disposed listener failed (session %s): %s', log.id, describe(error))

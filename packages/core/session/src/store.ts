@@ -22,6 +22,14 @@ export interface PrepareOptions {
    * A closed-turn prefix to copy (what `fork` passes): the child log is its
    * own `session/meta` followed by these events re-numbered so that `seq`
    * stays the index, with their data and time unchanged.
+   *
+   * The events of a fork (`fork(source).events`, which start with the fork's
+   * own `session/meta`) are taken as that fork, as long as the fork was not
+   * entered: its meta gives `parentSession` and `cwd` (a `meta.cwd` given
+   * here wins; a different `meta.parentSession` is refused with
+   * `INVALID_ARGUMENT`), and the events after it are the seed. So forking is
+   * `prepare(childId, { seed: ctx.sessions.fork(source, boundary).events })`,
+   * and the child never holds a second, nested meta of its own.
    */
   seed?: readonly AnySessionEvent[]
   /**
@@ -35,6 +43,30 @@ export interface PrepareOptions {
    * (`INVALID_EVENT`).
    */
   events?: readonly AnySessionEvent[]
+}
+
+/**
+ * A session entered in the store but not announced yet (`enterUnannounced`):
+ * a driver that publishes a session together with something else (the agent
+ * loop: the session and its agent) enters both, then announces both, so that
+ * a listener of the first announcement already finds the second object.
+ */
+export interface SessionEntry {
+  /**
+   * Emits `session/created`. A synchronous listener throw vetoes the
+   * publication and is rethrown; the session stays entered (the listeners
+   * before the veto saw it created) and the caller must `detach()` it, which
+   * emits the paired `session/disposed`. Callable once (`ALREADY_ENTERED`).
+   */
+  announce(): void
+  /**
+   * Removes the session from the store (its id is free again) and refuses
+   * further appends. Emits `session/disposed` once when `announce` ran (also
+   * a vetoed one), nothing otherwise. Bound to this exact session; harmless
+   * to call again. Called by a listener during `announce`, it waits until
+   * that dispatch has unwound.
+   */
+  detach(): void
 }
 
 /**
@@ -82,6 +114,8 @@ export class SessionStore extends Service {
    *   createdAt, version }`.
    * - `seed` (from `fork`): the meta also carries `seedLength`, and the seed
    *   follows, re-numbered; it must be a closed-turn prefix (`OPEN_TURN`).
+   *   A private fork's own events are taken as that fork (see
+   *   `PrepareOptions.seed`).
    * - `events` (from persistence): the log is replayed as loaded; its
    *   `loadedLength` is its length.
    *
@@ -115,6 +149,18 @@ export class SessionStore extends Service {
    */
   enter(session: Session): () => void {
     return this.registry.enter(session)
+  }
+
+  /**
+   * Enters a prepared session like `enter`, without announcing it yet: it is
+   * in `get`/`list` at once (and its appends publish `session/event`, so
+   * append nothing before `announce`), and `session/created` is emitted by
+   * the returned entry's `announce()`. Throws `DUPLICATE_ID` and
+   * `ALREADY_ENTERED` as `enter` does. For drivers that publish a session
+   * together with another object: enter both, then announce both.
+   */
+  enterUnannounced(session: Session): SessionEntry {
+    return this.registry.enterUnannounced(session)
   }
 
   /** The live session with this id. */
