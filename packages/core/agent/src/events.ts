@@ -3,6 +3,7 @@ import type { ContentBlock, LlmCallConfig, LlmFailure, MessageSource, UserMessag
 import type {
   Agent,
   AgentCancelCause,
+  AgentLoadReport,
   AgentMessage,
   AgentStatus,
   ContinuationDecision,
@@ -19,12 +20,26 @@ declare module 'cordis' {
   interface Events {
     /**
      * An agent was published (it is in `ctx.agents` and its session in
-     * `ctx.sessions`). A step of the publish transaction: a synchronous throw
-     * vetoes the publication, which rolls back with a paired `agent/disposed`;
-     * a rejected promise is only logged.
+     * `ctx.sessions`). A driver enters both registries before it announces
+     * either, so `session/created` comes first and its listeners already find
+     * the agent in `ctx.agents`. A step of the publish transaction: a
+     * synchronous throw vetoes the publication, which rolls back with a
+     * paired `agent/disposed` (then `session/disposed`); a rejected promise is
+     * only logged.
      * @mode emit
      */
     'agent/created'(agent: Agent): void
+    /**
+     * What loading a resumed agent's session repaired or warned about
+     * (`report.repairs`, `report.warnings`, as the persistence backend
+     * reported them). Emitted once, after `agent/created` and before
+     * `agent/session-start('resume')`, and only when the report is not empty;
+     * the owner of a programmatic resume also finds it on the handle
+     * (`AgentHandle.loadReport`). Observation only; listener failures are
+     * contained.
+     * @mode emit
+     */
+    'agent/load-report'(agent: Agent, report: AgentLoadReport): void
     /**
      * An agent was detached, after its driver went quiet and before its session
      * is detached. Once per published agent. Listener failures are contained.

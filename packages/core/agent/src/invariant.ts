@@ -20,6 +20,7 @@ export interface RegistryPairingDetails {
 
 /** The notifications a disposed agent must not publish any more (everything but `agent/created`). */
 const AFTER_DISPOSAL: readonly AgentNotification[] = [
+  'agent/load-report',
   'agent/status',
   'agent/session-start',
   'agent/error',

@@ -6,6 +6,7 @@ import type { Agent } from './types'
 /** The ordinary, non-vetoable `agent/*` notifications (everything but `agent/created`). */
 export type AgentNotification =
   | 'agent/disposed'
+  | 'agent/load-report'
   | 'agent/status'
   | 'agent/session-start'
   | 'agent/error'

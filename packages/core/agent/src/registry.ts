@@ -1,10 +1,10 @@
 import Schema from 'schemastery'
-import { announce, rawEvents, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
+import { announce as announceVetoable, rawEvents, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import { Context, Service } from './cordis'
 import { AgentError } from './errors'
 import { initiator, withInitiator } from './initiator'
 import { agentEvents } from './notifications'
-import type { Agent, AgentFactory, AgentHandle, CreateAgentOptions, ResumeAgentOptions } from './types'
+import type { Agent, AgentEntry, AgentFactory, AgentHandle, CreateAgentOptions, ResumeAgentOptions } from './types'
 import type { SessionId } from '@deepseek-ai/dsh-session'
 
 declare module 'cordis' {
@@ -83,8 +83,8 @@ export class AgentRegistry extends Service {
   }
 
   /**
-   * Publishes `agent` and announces it with `agent/created`. For drivers: the
-   * agent loop calls it inside its create transaction.
+   * Publishes `agent` and announces it with `agent/created`
+   * (`enterUnannounced` + `announce`). For drivers.
    *
    * - A live agent with the same id makes it throw `DUPLICATE_ID`.
    * - A synchronous `agent/created` listener throw vetoes the publication: the
@@ -99,25 +99,57 @@ export class AgentRegistry extends Service {
    *   detaches once `enter` returns, which keeps created/disposed paired.)
    */
   enter(agent: Agent): () => void {
+    const entry = this.enterUnannounced(agent)
+    try {
+      entry.announce()
+    } catch (error) {
+      entry.detach()
+      throw error
+    }
+    return entry.detach
+  }
+
+  /**
+   * Enters `agent` like `enter`, without announcing it yet: it is in
+   * `get`/`list` at once, and `agent/created` is emitted by the returned
+   * entry's `announce()`. Throws `DUPLICATE_ID` for a live id. For drivers
+   * that publish an agent together with its session (R-LIFE-1): enter both
+   * registries, then announce both, so that a `session/created` listener
+   * already finds the agent here.
+   */
+  enterUnannounced(agent: Agent): AgentEntry {
     if (this.live.has(agent.id)) {
       throw new AgentError('DUPLICATE_ID', `an agent with id "${agent.id}" is already live`)
     }
     this.live.set(agent.id, agent)
     const logger = this.home.logger('dsh-agent')
-    let detached = false
-    const detach = () => {
-      if (detached) return
-      detached = true
+    let state: 'entered' | 'announcing' | 'announced' | 'detached' = 'entered'
+    let detachAsked = false
+    const detach = (): void => {
+      // Asked by a listener during the created dispatch: it runs once the dispatch has unwound.
+      if (state === 'announcing') {
+        detachAsked = true
+        return
+      }
+      if (state === 'detached') return
+      const announced = state === 'announced'
+      state = 'detached'
       if (this.live.get(agent.id) === agent) this.live.delete(agent.id)
-      agentEvents(this.home, agent).emit('agent/disposed')
+      if (announced) agentEvents(this.home, agent).emit('agent/disposed')
     }
-    try {
-      announce(this.events, subjectFilter(agent.id), 'agent/created', [agent], (error) => logger.warn(error))
-    } catch (error) {
-      detach()
-      throw error
+    const announce = (): void => {
+      if (state === 'detached') throw new AgentError('DISPOSED', `agent "${agent.id}" was detached before it was announced`)
+      if (state !== 'entered') throw new AgentError('DUPLICATE_ID', `agent "${agent.id}" was already announced: an entry is announced once`)
+      state = 'announcing'
+      try {
+        announceVetoable(this.events, subjectFilter(agent.id), 'agent/created', [agent], (error) => logger.warn(error))
+      } finally {
+        // Announced even when a listener vetoed: the listeners before it saw it created.
+        state = 'announced'
+        if (detachAsked) detach()
+      }
     }
-    return detach
+    return { announce, detach }
   }
 
   /** Runs `fn` with `agent` as the initiator (AsyncLocalStorage): tools and subagents read it. */

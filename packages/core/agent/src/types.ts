@@ -8,7 +8,7 @@ import type {
   MessageSource,
   UserMessage,
 } from '@deepseek-ai/dsh-llm'
-import type { ContextRecord, InboxRecord, Session, SessionEvent, SessionId } from '@deepseek-ai/dsh-session'
+import type { ContextRecord, InboxRecord, LoadedSession, Session, SessionEvent, SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 
 /** Which FIFO an input enters: the ordinary one (`next-turn`) or steering (`next-step`). */
@@ -127,17 +127,67 @@ export interface Agent {
   inject(input: AgentInput): MessageId
 }
 
+/**
+ * What loading a resumed agent's session had to fix or found (issue 14.3):
+ * the persistence backend's `LoadedSession.repairs` (crash repairs it
+ * appended, already durable) and `LoadedSession.warnings` (non-fatal
+ * findings, such as a torn last line it dropped and where the cut bytes
+ * went), passed on as the backend reported them. Frozen.
+ */
+export interface AgentLoadReport {
+  readonly repairs: LoadedSession['repairs']
+  readonly warnings: LoadedSession['warnings']
+}
+
 /** The owner's handle: the one consumer-facing teardown capability. */
 export interface AgentHandle {
   readonly agent: Agent
+  /**
+   * Set for a resumed agent (`ctx.agents.resume`), also when the load found
+   * nothing (both lists empty); absent for a created one. The same report is
+   * announced by `agent/load-report` when it is not empty, which is how the
+   * owners of config agents (which have no handle) learn it.
+   */
+  readonly loadReport?: AgentLoadReport
   /** Stops and drains the agent, detaches it and its session, then revokes its scope. Memoized. */
   dispose(): Promise<void>
 }
 
+/**
+ * An agent entered in `ctx.agents` but not announced yet
+ * (`enterUnannounced`), for drivers that enter an agent and its session
+ * before announcing either (R-LIFE-1).
+ */
+export interface AgentEntry {
+  /**
+   * Emits `agent/created`. A synchronous listener throw vetoes the
+   * publication and is rethrown; the agent stays entered (the listeners before
+   * the veto saw it created) and the caller must `detach()` it, which emits
+   * the paired `agent/disposed`. Callable once.
+   */
+  announce(): void
+  /**
+   * Removes the agent if it is still the one registered under its id. Emits
+   * `agent/disposed` once when `announce` ran (also a vetoed one), nothing
+   * otherwise. Harmless to call again; called by a listener during
+   * `announce`, it waits until that dispatch has unwound.
+   */
+  detach(): void
+}
+
 export interface CreateAgentOptions {
   sessionId: SessionId
+  /** `parentSession` links a fork child to its parent; `cwd` is the workspace. */
   meta?: { cwd?: string; parentSession?: SessionId }
-  /** A closed-turn prefix (e.g. from `ctx.sessions.fork`); validated and snapshotted. */
+  /**
+   * The child's frozen prefix; validated and snapshotted. To fork an agent,
+   * pass the events of a fork: `seed: ctx.sessions.fork(parent.session,
+   * boundary?).events`. The fork's own `session/meta` gives the parent link
+   * and the cwd (`meta.cwd` still wins; a different `meta.parentSession` is
+   * refused), and the events after it are the seed; the child log starts
+   * with one `session/meta` of its own. Any other array is taken as a
+   * closed-turn prefix as is (set `meta.parentSession` yourself then).
+   */
   seed?: readonly SessionEvent[]
   agentOptions?: AgentOptions
   /** Trusted composition code run on the unpublished agent's scoped context; it must not drive the agent. */

@@ -1,6 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expectTypeOf, it } from 'vitest'
-import type { Agent, ContinuationDecision, PreStepDecision, PromptDecision } from '@deepseek-ai/dsh-agent'
+import type { Agent, AgentHandle, AgentLoadReport, ContinuationDecision, PreStepDecision, PromptDecision } from '@deepseek-ai/dsh-agent'
+import type { LoadedSession } from '@deepseek-ai/dsh-session'
 import type { LlmCallConfig, UserMessage } from '@deepseek-ai/dsh-llm'
 
 declare const ctx: Context
@@ -28,6 +29,16 @@ describe('agent event typings', () => {
       expectTypeOf(fallback).toEqualTypeOf<ContinuationDecision>()
       return { kind: 'stop', by: 'budget', terminal: true }
     })
+  })
+
+  it("types the load report as the persistence backend's LoadedSession reports it", () => {
+    ctx.on('agent/load-report', (agent, report) => {
+      expectTypeOf(agent).toEqualTypeOf<Agent>()
+      expectTypeOf(report).toEqualTypeOf<AgentLoadReport>()
+      expectTypeOf(report.repairs).toEqualTypeOf<LoadedSession['repairs']>()
+      expectTypeOf(report.warnings).toEqualTypeOf<LoadedSession['warnings']>()
+    })
+    expectTypeOf<AgentHandle['loadReport']>().toEqualTypeOf<AgentLoadReport | undefined>()
   })
 
   it('rejects a listener that returns the wrong decision', () => {
