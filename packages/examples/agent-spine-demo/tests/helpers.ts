@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -9,10 +9,15 @@ import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
 export const packageRoot = fileURLToPath(new URL('..', import.meta.url))
 export const bin = join(packageRoot, 'bin/dsh-demo.js')
 
+/** Test fixtures the command line mounts with `DSH_DEMO_PLUGIN` (see the file). */
+export const faultsPlugin = join(packageRoot, 'tests/fixtures/faults-plugin.ts')
+
 const made: string[] = []
+const mounts: string[] = []
 const children: ChildProcess[] = []
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const dir of mounts) execFileSync('umount', ['-l', dir])
   for (const dir of made) rmSync(dir, { recursive: true, force: true })
 })
 
@@ -21,6 +26,29 @@ export function tempDir(prefix = 'dsh-demo-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   made.push(dir)
   return dir
+}
+
+/**
+ * A data directory whose disk is full, with the environment the command line
+ * needs for it. Where the test runs as root and may mount, it is a real
+ * 16 KiB tmpfs with 12 KiB taken: the session's lock file still fits, its
+ * log does not (every write fails with ENOSPC, as on the full disk of issue
+ * 14.1). Elsewhere, the faults fixture makes every flush of the log fail
+ * (`DSH_TEST_FAIL_FLUSH`), which is what the loop sees of a full disk.
+ */
+export function fullDisk(): { dataDir: string; env: Record<string, string>; kind: 'tmpfs' | 'injected' } {
+  const dir = tempDir('dsh-full-')
+  if (process.getuid?.() === 0) {
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', dir], { stdio: 'ignore' })
+      mounts.push(dir)
+      writeFileSync(join(dir, 'filler'), Buffer.alloc(12 * 1024))
+      return { dataDir: dir, env: {}, kind: 'tmpfs' }
+    } catch {
+      // No mount here (a container without the capability): inject the failure instead.
+    }
+  }
+  return { dataDir: dir, env: { DSH_DEMO_PLUGIN: faultsPlugin, DSH_TEST_FAIL_FLUSH: '1' }, kind: 'injected' }
 }
 
 /** Writes `files` (path → content) under `root`, creating directories. */

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import OpenAiProviders from '@deepseek-ai/dsh-llm-openai'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
@@ -17,18 +19,31 @@ export interface DemoApp {
   dispose(): Promise<void>
 }
 
+/** Extras of the app, from the environment. */
+export interface AppOptions {
+  /**
+   * `DSH_DEMO_PLUGIN`: the path of a module whose default export is a Cordis
+   * plugin, mounted after everything else (e.g. a tool of your own). The
+   * command line's subprocess tests mount their fault fixtures with it (a tool
+   * that never settles, a log that cannot be flushed).
+   */
+  plugin?: string
+}
+
 /**
  * Composes the app: the spine bundle, JSONL persistence under
  * `settings.dataDir`, the model adapter of `settings.route`, the workspace
  * tools confined to `settings.cwd`, and `ctx.approval` backed by `decide`.
  * A broken runtime invariant (the spine's companions check every request
  * against the log) is handed to `onViolation`. Rejects when a part cannot
- * start (e.g. the workspace does not exist).
+ * start (e.g. the workspace does not exist, or `options.plugin` cannot be
+ * loaded).
  */
 export async function startApp(
   settings: DemoSettings,
   decide: (request: ApprovalRequest) => Promise<'allow' | 'deny'>,
   onViolation: (violation: InvariantViolation) => void,
+  options: AppOptions = {},
 ): Promise<DemoApp> {
   const root = new Context()
   let ready!: (ctx: Context) => void
@@ -44,10 +59,17 @@ export async function startApp(
       if (route.kind === 'scripted') await ctx.plugin(ScriptedPlugin, route.scripted)
       else await ctx.plugin(OpenAiProviders, { providers: [route.config] })
       await ctx.plugin(WorkspaceTools, { root: settings.cwd })
+      if (options.plugin !== undefined) await ctx.plugin(await loadPlugin(options.plugin))
       ctx.inject(['agents', 'sessions', 'sessionPersistence'], (inner) => ready(inner))
     },
   })
   await fiber
   const ctx = await injected
   return { ctx, dispose: () => fiber.dispose() }
+}
+
+async function loadPlugin(file: string): Promise<Parameters<Context['plugin']>[0]> {
+  const module = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown }
+  if (!module.default) throw new Error(`DSH_DEMO_PLUGIN: ${file} has no default export (a Cordis plugin)`)
+  return module.default as Parameters<Context['plugin']>[0]
 }

@@ -1,8 +1,10 @@
 import { describeError } from './describe-error'
 import { CliError } from './errors'
-import { runInteractive } from './interactive'
-import { processIo, type CliIo } from './io'
+import { runInteractive } from './interactive/run-interactive'
+import { exitProcess, processIo, type CliIo } from './io'
+import { routeSecrets } from './model-route'
 import { runOneShot } from './one-shot'
+import { Redactor } from './redact'
 import { USAGE, resolveSettings } from './settings'
 
 /**
@@ -27,7 +29,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     return settings.prompt !== undefined ? await runOneShot(settings, io) : await runInteractive(settings, io)
   } catch (error) {
-    io.stderr.write(`dsh-demo: ${describeError(error)}\n`)
+    const redactor = new Redactor(routeSecrets(settings.route, io.env))
+    io.stderr.write(`dsh-demo: ${redactor.redact(describeError(error))}\n`)
     return 1
   }
 }
@@ -35,5 +38,5 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 /** Runs the command on the real process and exits with its status once its output is written. */
 export async function run(): Promise<void> {
   const code = await main(process.argv.slice(2), processIo())
-  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)))
+  exitProcess(code)
 }

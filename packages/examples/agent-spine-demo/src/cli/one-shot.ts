@@ -4,8 +4,13 @@ import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
 import { cwdMismatch, openAgent } from './agent-session'
 import { describeRequest } from './approval'
 import { startApp, type DemoApp } from './app'
+import { describeError } from './describe-error'
+import { ExitGuard } from './exit-guard'
+import { agentFailure, describeLoadReport, loadReportOf, type AgentFailure } from './failures'
 import type { CliIo } from './io'
 import { JsonLines } from './json-lines'
+import { routeSecrets } from './model-route'
+import { Redactor } from './redact'
 import type { DemoSettings } from './settings'
 import { styleFor } from './style'
 import { LineWriter, TurnView } from './turn-view'
@@ -19,58 +24,138 @@ export function exitCodeOf(reason: TurnEndReason | undefined, cancelledByUser: b
 }
 
 /**
- * `dsh-demo -p "<prompt>"`: one prompt, one answer. The answer streams to
- * stdout and tool activity, reasoning and the turn summary go to stderr (with
- * `--json`, stdout carries the session events and stderr stays quiet). A
- * write is allowed only with `--yes`. SIGINT cancels the turn; a second one
- * exits at once. Resolves with the exit status: 0 when the turn completed, 1
- * when it failed, was blocked or cancelled (130 when the person cancelled it).
+ * `dsh-demo -p "<prompt>"`: one prompt, one answer. stdout carries only the
+ * answer: the text of the last step that succeeded, written once the turn has
+ * ended (a retried attempt's partial text never reaches it). Tool activity,
+ * reasoning, retries, errors and the turn summary go to stderr. With
+ * `--json`, stdout carries the session events (and the command line's own
+ * `agent/error`, `agent/load-report`, `cli/error` lines) and stderr stays
+ * quiet. A write is allowed only with `--yes`.
+ *
+ * Ctrl-C cancels the turn; a second one exits, closing the turn and the log
+ * if that can be done within `EXIT_GRACE_MS`; a third ends the process at
+ * once. Resolves with the exit status: 0 when the turn completed and the
+ * session was saved; 1 when the turn failed, was blocked, or the log could
+ * not be saved (`PERSISTENCE_FAILED`, `APPEND_REFUSED`); 130 when the person
+ * cancelled.
  */
 export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<number> {
   const errors = new LineWriter(io.stderr)
   const style = styleFor(io.stderr, io.env)
+  const redactor = new Redactor(routeSecrets(settings.route, io.env))
+  const redact = (text: string) => redactor.redact(text)
+  const json = settings.json ? new JsonLines(io.stdout) : undefined
+  /** A note on stderr; `--json` keeps stderr quiet. */
+  const say = (color: 'yellow' | 'red' | 'dim', text: string) => {
+    if (!json) errors.line(style(color, redact(text)))
+  }
   const decide = async (request: ApprovalRequest) => {
     if (settings.yes) return 'allow' as const
-    if (!settings.json) errors.line(style('yellow', `! denied ${describeRequest(request)} (run with --yes to allow writes)`))
+    say('yellow', `! denied ${describeRequest(request)} (run with --yes to allow writes)`)
     return 'deny' as const
   }
-  const app: DemoApp = await startApp(settings, decide, (violation) =>
-    errors.line(style('red', `! invariant ${violation.invariant} broken: ${violation.message}`)),
-  )
-  const json = settings.json ? new JsonLines(io.stdout) : undefined
-  const view = json ? undefined : new TurnView({ answer: new LineWriter(io.stdout), notes: errors, style })
+  const app: DemoApp = await startApp(settings, decide, (violation) => say('red', `! invariant ${violation.invariant} broken: ${violation.message}`), {
+    plugin: io.env.DSH_DEMO_PLUGIN,
+  })
+  const view = json ? undefined : new TurnView({ answer: new LineWriter(io.stdout), notes: errors, style, answerMode: 'final', redact })
+
   let ended: TurnEndReason | undefined
   let handle: AgentHandle | undefined
+  /** The log stopped being saved: how, once known. */
+  let unsaved: AgentFailure | { code: string; message: string } | undefined
+  /** `code: message` of the last failed turn, already in its summary line. */
+  let summarized: string | undefined
+  const report = (failure: AgentFailure) => {
+    if (failure.persistence) unsaved ??= failure
+    json?.note('agent/error', { turn: failure.turn, ...(failure.step !== undefined ? { step: failure.step } : {}), code: failure.code, message: redact(failure.message) })
+    if (`${failure.code}: ${failure.message}` !== summarized) say('red', `✗ ${failure.code}: ${failure.message}`)
+  }
+
+  // The Ctrl-C ladder: cancel the turn, then exit (closing down within the grace), then end at once.
+  const guard = new ExitGuard(io.abort)
   let cancelled = false
+  let exiting = false
+  let exitNow!: () => void
+  const exitRequested = new Promise<'exit'>((resolve) => (exitNow = () => resolve('exit')))
+  /** The close under way at the end of the run, once it has begun. */
+  let closing: Promise<void> | undefined
   const interrupt = () => {
-    if (cancelled || !handle) return io.exit(130)
-    cancelled = true
-    handle.agent.cancel({ kind: 'user' })
+    if (!handle || guard.started) return io.abort()
+    if (closing) {
+      // The run is over and closing down: a Ctrl-C now only means "do not wait for it for long".
+      void guard.close(() => closing!)
+      return
+    }
+    if (!cancelled) {
+      cancelled = true
+      say('yellow', '^C cancelling the turn (press Ctrl-C again to exit)')
+      return handle.agent.cancel({ kind: 'user' })
+    }
+    if (!exiting) say('yellow', '^C exiting (press Ctrl-C again to stop at once)')
+    exiting = true
+    exitNow()
   }
   const removeInterrupt = io.onInterrupt(interrupt)
+
+  let code = 1
   try {
-    handle = await openAgent(
-      app.ctx,
-      { cwd: settings.cwd, resume: settings.resume, agentOptions: settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {} },
-      {
-        onEvent(session, event) {
-          if (event.type === 'turn/end') ended = event.data.reason
-          if (json) json.onEvent(session, event)
-          else view!.onEvent(event)
+    try {
+      handle = await openAgent(
+        app.ctx,
+        { cwd: settings.cwd, resume: settings.resume, agentOptions: settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {} },
+        {
+          onEvent(session, event) {
+            if (event.type === 'turn/end') {
+              ended = event.data.reason
+              if (ended.kind === 'error') summarized = `${ended.failure.code}: ${ended.failure.message}`
+            }
+            if (json) json.onEvent(session, event)
+            else view!.onEvent(event)
+          },
+          onError: (_agent, turn, step, error) => report(agentFailure(turn, step, error)),
         },
-      },
-    )
-    const agent = handle.agent
-    const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
-    if (mismatch && !json) errors.line(style('yellow', `! ${mismatch}`))
-    agent.followup(settings.prompt!)
-    await agent.whenIdle()
-    json?.finish(agent.session)
-    if (!json) errors.line(style('dim', `session ${agent.id} (continue it with --resume ${agent.id})`))
-    return exitCodeOf(ended, cancelled)
+      )
+      const agent = handle.agent
+      const loaded = loadReportOf(handle)
+      if (loaded) {
+        json?.note('agent/load-report', loaded)
+        for (const line of describeLoadReport(loaded)) say('yellow', line)
+      }
+      const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
+      if (mismatch) say('yellow', `! ${mismatch}`)
+      agent.followup(settings.prompt!)
+      const outcome = await Promise.race([agent.whenIdle().then(() => 'idle' as const), exitRequested])
+      if (outcome === 'idle') {
+        // The loop flushes at each turn's end and reports a failure as `agent/error`; this makes
+        // sure, whatever the loop did, that nothing is reported saved that is not on disk.
+        try {
+          await app.ctx.sessions.flush(agent.session)
+        } catch (error) {
+          if (!unsaved) {
+            unsaved = { code: 'PERSISTENCE_FAILED', message: describeError(error) }
+            json?.note('cli/error', { code: unsaved.code, message: redact(unsaved.message) })
+            say('red', `✗ ${unsaved.code}: ${unsaved.message}`)
+          }
+        }
+        json?.finish(agent.session)
+      }
+      code = outcome === 'exit' ? 130 : exitCodeOf(ended, cancelled)
+    } finally {
+      // After a second Ctrl-C the close may hang on a tool or the log: the guard ends the process then.
+      closing = (async () => {
+        await handle?.dispose()
+        await app.dispose()
+      })()
+      if (exiting) await guard.close(() => closing!)
+      else await closing
+    }
+    if (handle) {
+      const id = handle.agent.id
+      if (unsaved) say('red', `✗ session ${id} was not saved completely (${unsaved.code})`)
+      else say('dim', `session ${id} (continue it with --resume ${id})`)
+    }
+    return unsaved && code === 0 ? 1 : code
   } finally {
     removeInterrupt()
-    await handle?.dispose()
-    await app.dispose()
   }
 }

@@ -1,55 +1,12 @@
-import type { ContentBlock, TokenUsage } from '@deepseek-ai/dsh-llm'
-import type { AnySessionEvent, TurnEndReason } from '@deepseek-ai/dsh-session'
+import type { TokenUsage } from '@deepseek-ai/dsh-llm'
+import type { AnySessionEvent, SessionEventMap, TurnEndReason } from '@deepseek-ai/dsh-session'
 import type { Style } from './style'
+import type { LineWriter, Spinner } from './terminal'
+import { clip, summarize, textOf } from './text'
+import { ToolLines, resultCallId } from './tool-lines'
 import { formatUsage, sumUsage } from './usage'
 
-/** A text stream that remembers whether the cursor is at the start of a line. */
-export class LineWriter {
-  atLineStart = true
-
-  constructor(private readonly stream: { write(text: string): unknown }) {}
-
-  write(text: string): void {
-    if (!text) return
-    this.stream.write(text)
-    this.atLineStart = text.endsWith('\n')
-  }
-
-  /** Ends the current line, if one is open. */
-  newline(): void {
-    if (!this.atLineStart) this.write('\n')
-  }
-
-  /** Writes `text` as a line of its own. */
-  line(text: string): void {
-    this.newline()
-    this.write(`${text}\n`)
-  }
-}
-
-/** A one-line spinner on a terminal; it never writes into an open line. */
-export class Spinner {
-  private static readonly frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
-  private timer: NodeJS.Timeout | undefined
-  private frame = 0
-
-  constructor(private readonly stream: { write(text: string): unknown }) {}
-
-  start(label: string): void {
-    if (this.timer) return
-    const draw = () => this.stream.write(`\r${Spinner.frames[this.frame++ % Spinner.frames.length]} ${label}`)
-    draw()
-    this.timer = setInterval(draw, 80)
-    this.timer.unref()
-  }
-
-  stop(): void {
-    if (!this.timer) return
-    clearInterval(this.timer)
-    this.timer = undefined
-    this.stream.write('\r\x1b[K')
-  }
-}
+export { LineWriter, Spinner } from './terminal'
 
 export interface TurnViewOptions {
   /** Where the answer (text deltas) goes. */
@@ -59,21 +16,45 @@ export interface TurnViewOptions {
   style: Style
   /** Shown while a step waits for its first chunk; terminals only. */
   spinner?: Spinner
+  /**
+   * `stream` (default): text is written as it arrives. `final` (`-p`): each
+   * step's text is held until the step is known to have succeeded, and only
+   * the last successful answer reaches `answer`, at the turn's end; the text
+   * of a step that called tools, or that the turn went on after, goes to
+   * `notes`, and the partial text of a failed (retried) step is dropped, with
+   * a note. So `answer` carries exactly one answer, never a retried attempt.
+   */
+  answerMode?: 'stream' | 'final'
+  /** Applied to every note built from provider or tool text (error messages). */
+  redact?: (text: string) => string
 }
 
 /**
  * Renders one agent's session events as they are appended: the answer
- * streams as it arrives, reasoning is dimmed, each tool call and each result
- * is one line, and every turn ends with a summary of its outcome and its
- * token usage (from the `usage` of the turn's `assistant/message` events).
+ * streams as it arrives (or is held, see `answerMode`), reasoning is dimmed,
+ * each tool call and each result is one line (results named by their call
+ * when they do not follow it directly), a retried step says what failed, and
+ * every turn ends with a summary of its outcome and its token usage (from the
+ * `usage` of the turn's `assistant/message` events).
  */
 export class TurnView {
   /** How the last turn ended, once one has. */
   lastEnd: TurnEndReason | undefined
   private usages: (TokenUsage | undefined)[] = []
   private streaming: 'text' | 'reasoning' | undefined
+  private readonly tools = new ToolLines()
+  /** `final` mode: the text of the open step. */
+  private stepText = ''
+  /** `final` mode: the text of the last step that succeeded without calling tools. */
+  private answerText = ''
+  /** `final` mode: characters of a failed step's text that were dropped, for the retry note. */
+  private dropped = 0
 
   constructor(private readonly options: TurnViewOptions) {}
+
+  private get final(): boolean {
+    return this.options.answerMode === 'final'
+  }
 
   onEvent(event: AnySessionEvent): void {
     const { answer, notes, style, spinner } = this.options
@@ -81,21 +62,32 @@ export class TurnView {
       case 'turn/start':
         this.usages = []
         this.streaming = undefined
+        this.stepText = this.answerText = ''
+        this.dropped = 0
         return
       case 'step/start':
+        // The turn went on after a step that answered: that answer was not the last one.
+        if (this.answerText) this.note(this.answerText)
+        this.answerText = ''
         if (notes.atLineStart && answer.atLineStart) spinner?.start('waiting for the model…')
         return
       case 'assistant/chunk': {
         spinner?.stop()
         const chunk = event.data.chunk
         if (chunk.type === 'text-delta') {
+          if (this.final) {
+            this.stepText += chunk.text
+            return
+          }
           if (this.streaming === 'reasoning') notes.newline()
           this.streaming = 'text'
           answer.write(chunk.text)
+          this.tools.interrupted()
         } else if (chunk.type === 'reasoning-delta') {
           if (this.streaming === 'text') answer.newline()
           this.streaming = 'reasoning'
           notes.write(style('dim', chunk.text))
+          this.tools.interrupted()
         }
         return
       }
@@ -103,32 +95,40 @@ export class TurnView {
         spinner?.stop()
         this.usages.push(event.data.usage)
         this.endBlock()
+        if (this.final) this.settleStep(event.data)
         return
       case 'tool/call':
-        notes.line(style('cyan', `▸ ${event.data.name} ${clip(event.data.arguments, 100)}`))
+        notes.line(style('cyan', this.tools.call(event.data)))
         return
       case 'tool/result': {
         const block = event.data.message.content[0]
         const text = block?.type === 'tool-result' ? textOf(block.content) : ''
         const error = event.data.error
-        notes.line(error ? style('red', `  ◂ ${error.code}: ${clip(error.message, 120)}`) : style('dim', `  ◂ ${summarize(text)}`))
+        const label = this.tools.resultLabel(resultCallId(event.data))
+        notes.line(
+          error
+            ? style('red', `  ◂ ${label}${error.code}: ${clip(this.redact(error.message), 120)}`)
+            : style('dim', `  ◂ ${label}${summarize(text)}`),
+        )
         return
       }
       case 'steering/message':
-        notes.line(style('yellow', `↪ steering: ${clip(textOf(event.data.message.content), 100)}`))
+        this.line(style('yellow', `↪ steering: ${clip(textOf(event.data.message.content), 100)}`))
         return
       case 'llm/retry':
-        notes.line(style('yellow', `· ${event.data.code}: retrying in ${event.data.delayMs} ms (attempt ${event.data.attempt})`))
+        this.line(style('yellow', this.retryNote(event.data)))
         return
       case 'turn/end': {
         spinner?.stop()
         this.endBlock()
+        if (this.answerText) answer.line(this.answerText.replace(/\n+$/, ''))
+        this.stepText = this.answerText = ''
         this.lastEnd = event.data.reason
         const reason = event.data.reason
         const usage = formatUsage(sumUsage(this.usages))
-        const head = `turn ${event.data.turn} ${describeEnd(reason)}`
+        const head = `turn ${event.data.turn} ${this.redact(describeEnd(reason))}`
         const color = reason.kind === 'error' || reason.kind === 'interrupted' ? 'red' : reason.kind === 'completed' ? 'dim' : 'yellow'
-        notes.line(style(color, `· ${head} · ${usage}`))
+        this.line(style(color, `· ${head} · ${usage}`))
         return
       }
       default:
@@ -139,6 +139,36 @@ export class TurnView {
   /** Stops the spinner (before the process prints something else). */
   pause(): void {
     this.options.spinner?.stop()
+  }
+
+  /** `final` mode: what becomes of a finished step's text. */
+  private settleStep(data: SessionEventMap['assistant/message']): void {
+    const text = this.stepText
+    this.stepText = ''
+    const failed = data.finishReason.kind === 'error' || data.interrupted === true
+    if (failed) this.dropped = text.length
+    else if (data.message.content.some((block) => block.type === 'tool-call')) this.note(text)
+    else this.answerText = text
+  }
+
+  private retryNote(data: { turn: number; step: number; code: string; attempt: number; delayMs: number; message: string }): string {
+    const dropped = this.dropped ? `; its partial answer (${this.dropped} characters) was discarded` : ''
+    this.dropped = 0
+    return `· step ${data.turn}.${data.step} failed: ${data.code}: ${clip(this.redact(data.message), 160)} · retry ${data.attempt} in ${data.delayMs} ms${dropped}`
+  }
+
+  /** Text that was an answer of the model but not the final one: a note, on a line of its own. */
+  private note(text: string): void {
+    if (text.trim()) this.line(text.replace(/\n+$/, ''))
+  }
+
+  private line(text: string): void {
+    this.options.notes.line(text)
+    this.tools.interrupted()
+  }
+
+  private redact(text: string): string {
+    return this.options.redact ? this.options.redact(text) : text
   }
 
   private endBlock(): void {
@@ -166,22 +196,4 @@ export function describeEnd(reason: TurnEndReason): string {
     default:
       return (reason as { kind: string }).kind
   }
-}
-
-function textOf(content: readonly ContentBlock[]): string {
-  let out = ''
-  for (const block of content) if (block.type === 'text') out += block.text
-  return out
-}
-
-/** A result in a few words: a one-line text as it is, otherwise its size. */
-function summarize(text: string): string {
-  if (text === '') return 'empty'
-  const lines = text.split('\n').length
-  return lines === 1 ? clip(text, 100) : `${lines} lines`
-}
-
-function clip(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }

@@ -1,0 +1,106 @@
+import type { PersistedSessionInfo } from '@deepseek-ai/dsh-session'
+import { describeError } from '../describe-error'
+import { sessionTitle } from '../session-titles'
+import type { InteractiveMachine } from './machine'
+import type { Output } from './output'
+
+export const HELP =
+  'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits\n' +
+  'Commands: /sessions (list saved sessions) · /resume <id> · /new · /exit'
+
+/** What the slash commands act on. */
+export interface CommandContext {
+  readonly machine: InteractiveMachine
+  readonly output: Output
+  /** Where the sessions are saved (for the listing's header and the titles). */
+  readonly dataDir: string
+  /** The id of the current session. */
+  currentId(): string
+  /** Resolves once the current agent is idle (a turn that just ended may still be flushing). */
+  whenIdle(): Promise<void>
+  /** The saved sessions. */
+  listSessions(): Promise<PersistedSessionInfo[]>
+  /** Replaces the current session with a fresh one or the saved session `resume`; says why when it cannot. */
+  switchTo(resume: string | undefined): Promise<void>
+}
+
+/** How many sessions `/sessions` lists. */
+const LISTED = 20
+
+/** Runs one slash command line. Commands that print come back to the prompt when the machine is idle. */
+export async function runCommand(text: string, context: CommandContext): Promise<void> {
+  const { machine, output } = context
+  const [name, ...args] = text.split(/\s+/)
+  const reprompt = () => {
+    if (machine.state.name === 'idle') output.prompt()
+  }
+  switch (name) {
+    case '/exit':
+    case '/quit':
+      return machine.exit(0)
+    case '/help':
+      output.line(HELP)
+      return reprompt()
+    case '/sessions':
+      await listSessions(context)
+      return reprompt()
+    case '/new':
+    case '/resume': {
+      if (machine.turnOpen) {
+        output.say('warn', `a turn is running: wait for it, or cancel it with Ctrl-C, before ${name}`)
+        return
+      }
+      const id = name === '/resume' ? args[0] : undefined
+      if (name === '/resume' && !id) {
+        output.line('usage: /resume <id>   (/sessions lists them)')
+        return reprompt()
+      }
+      if (id === context.currentId()) {
+        output.line(`already in session ${id}`)
+        return reprompt()
+      }
+      // A turn that just ended may still be flushing; let it finish first.
+      await context.whenIdle()
+      const switching = machine.switching()
+      if (!switching) return
+      try {
+        await context.switchTo(id)
+      } finally {
+        switching.done()
+      }
+      return
+    }
+    default:
+      output.line(`unknown command ${name}; ${HELP.split('\n')[1]}`)
+      return reprompt()
+  }
+}
+
+/** `/sessions`: the newest saved sessions, with when, where and their first prompt. */
+async function listSessions(context: CommandContext): Promise<void> {
+  const { output, dataDir } = context
+  let sessions
+  try {
+    sessions = await context.listSessions()
+  } catch (error) {
+    return output.say('error', `✗ ${describeError(error)}`)
+  }
+  if (sessions.length === 0) return output.line(`no saved sessions in ${dataDir}`)
+  sessions.sort((a, b) => b.updatedAt - a.updatedAt)
+  const shown = sessions.slice(0, LISTED)
+  const titles = await Promise.all(shown.map((info) => sessionTitle(dataDir, info.id)))
+  const current = context.currentId()
+  output.line(`saved sessions in ${dataDir} (newest first):`)
+  shown.forEach((info, index) => {
+    const mark = info.id === current ? '*' : ' '
+    const title = titles[index] ? `  "${titles[index]}"` : ''
+    output.line(`${mark} ${info.id}  updated ${localTime(info.updatedAt)}${info.cwd ? `  ${info.cwd}` : ''}${title}`)
+  })
+  if (sessions.length > LISTED) output.line(`  … and ${sessions.length - LISTED} older`)
+}
+
+function localTime(ms: number): string {
+  const date = new Date(ms)
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`
+}

@@ -1,0 +1,222 @@
+import { describeError } from '../describe-error'
+
+/**
+ * The interactive command line as a state machine. Every input (a line, a
+ * Ctrl-C, the end of input, the agent going idle or running, a turn opening
+ * or closing, a tool asking for approval) is one method; each method looks at
+ * the current state and moves to the next. Side effects (printing, driving
+ * the agent, closing down) go through `MachineHost`, so the rules live here
+ * and nowhere else.
+ *
+ * States:
+ * - `idle`: the `> ` prompt is shown; a line starts a turn (`followup`), a
+ *   Ctrl-C exits 0.
+ * - `running`: the agent works. A line steers the open turn (or, between
+ *   turns, queues the next prompt); a Ctrl-C cancels the open turn (between
+ *   turns, it exits 130).
+ * - `cancelling`: the open turn is being cancelled. A line becomes the next
+ *   prompt (the ending turn takes no steering); a Ctrl-C exits 130.
+ * - `approval`: a tool asks to write; the next line answers (`y` allows),
+ *   a Ctrl-C denies and goes on as in the state it interrupted.
+ * - `switching`: `/new` or `/resume` is replacing the session; lines are
+ *   not sent anywhere, a Ctrl-C exits 130.
+ * - `exiting`: closing down (at most `EXIT_GRACE_MS`); lines are ignored, a
+ *   Ctrl-C ends the process at once.
+ *
+ * Beside the state, two facts: whether a turn is open (from the log's
+ * `turn/start` / `turn/end`), and whether input has ended (then the machine
+ * exits as soon as it is idle).
+ */
+export type InteractiveState =
+  | { readonly name: 'idle' }
+  | { readonly name: 'running' }
+  | { readonly name: 'cancelling' }
+  | { readonly name: 'approval'; readonly approval: PendingApproval; readonly resume: 'running' | 'cancelling' }
+  | { readonly name: 'switching' }
+  | { readonly name: 'exiting'; readonly code: number }
+
+/** A tool call waiting for the person's decision. */
+export interface PendingApproval {
+  readonly question: string
+  readonly signal: AbortSignal
+  settle(decision: 'allow' | 'deny'): void
+}
+
+/** What the machine does to the world. */
+export interface MachineHost {
+  /** Shows the `> ` prompt. */
+  prompt(): void
+  /** Shows an approval question, waiting for a line. */
+  ask(question: string): void
+  /** Prints a line: `warn` (yellow) or `error` (red). */
+  say(kind: 'note' | 'warn' | 'error', text: string): void
+  /** Starts a turn with `text` (or queues it behind the running one). Throws when the agent refuses it. */
+  followup(text: string): void
+  /** Hands `text` to the open turn. Throws when the agent refuses it. */
+  steer(text: string): void
+  /** Cancels the open turn. */
+  cancel(): void
+  /** Runs a slash command line (`/sessions`, `/new`, …); see `commands.ts`. */
+  command(text: string): Promise<void>
+  /** Closes down (the agent, its log, the app) and ends the run with `code`; bounded by the exit guard. */
+  close(code: number): void
+  /** Ends the process at once (a Ctrl-C while closing down). */
+  abort(): never
+  /** The status the run should exit with when it ends normally: 1 after the log failed, else 0. */
+  normalExitCode(): number
+}
+
+export class InteractiveMachine {
+  private current: InteractiveState = { name: 'idle' }
+  private open = false
+  private inputEnded = false
+
+  constructor(private readonly host: MachineHost) {}
+
+  get state(): InteractiveState {
+    return this.current
+  }
+
+  /** Whether a turn is open (a line typed now would steer it). */
+  get turnOpen(): boolean {
+    return this.open
+  }
+
+  /** Shows the first prompt. */
+  start(): void {
+    this.host.prompt()
+  }
+
+  /** A line the person entered (`\x03` bytes removed, trimmed). */
+  line(text: string): void {
+    const state = this.current
+    if (state.name === 'approval') {
+      this.current = { name: state.resume }
+      return state.approval.settle(/^y(es)?$/i.test(text) ? 'allow' : 'deny')
+    }
+    if (state.name === 'exiting') return
+    if (text === '') {
+      if (state.name === 'idle') this.host.prompt()
+      return
+    }
+    if (text.startsWith('/')) return void this.host.command(text)
+    if (state.name === 'switching') return this.host.say('warn', 'switching sessions: the line was not sent; type it again at the prompt')
+    try {
+      // While a cancel is under way the turn is ending: the line is the next prompt, not steering.
+      if (state.name === 'running' && this.open) return this.host.steer(text)
+      this.host.followup(text)
+      if (state.name === 'idle') this.current = { name: 'running' }
+    } catch (error) {
+      this.host.say('error', `✗ ${describeError(error)}`)
+      if (this.current.name === 'idle') this.host.prompt()
+    }
+  }
+
+  /** Ctrl-C: the terminal's, a SIGINT, or a `\x03` byte on a pipe. */
+  interrupt(): void {
+    const state = this.current
+    switch (state.name) {
+      case 'approval':
+        this.current = { name: state.resume }
+        state.approval.settle('deny')
+        return this.interrupt()
+      case 'idle':
+        return this.exit(this.host.normalExitCode())
+      case 'running':
+        if (!this.open) return this.exit(130)
+        this.current = { name: 'cancelling' }
+        this.host.say('warn', '^C cancelling the turn (press Ctrl-C again to exit)')
+        return this.host.cancel()
+      case 'cancelling':
+      case 'switching':
+        return this.exit(130)
+      case 'exiting':
+        return this.host.abort()
+    }
+  }
+
+  /** The end of input: exit once the agent is idle. */
+  inputEnd(): void {
+    this.inputEnded = true
+    const state = this.current
+    if (state.name === 'approval') {
+      this.current = { name: state.resume }
+      state.approval.settle('deny')
+    } else if (state.name === 'idle') {
+      this.exit(this.host.normalExitCode())
+    }
+  }
+
+  /** The current agent's driver went `running` or `idle`. */
+  status(status: 'idle' | 'running'): void {
+    const state = this.current.name
+    if (status === 'running') {
+      if (state === 'idle') this.current = { name: 'running' }
+      return
+    }
+    if (state !== 'running' && state !== 'cancelling') return
+    this.current = { name: 'idle' }
+    if (this.inputEnded) this.exit(this.host.normalExitCode())
+    else this.host.prompt()
+  }
+
+  /** A turn of the current agent opened (`turn/start`) or closed (`turn/end`). */
+  turn(open: boolean): void {
+    this.open = open
+    // The cancelled turn has ended: the next Ctrl-C cancels whatever runs next, or exits.
+    if (!open && this.current.name === 'cancelling') this.current = { name: 'running' }
+  }
+
+  /**
+   * A tool asks to run. Resolves with the person's answer; denied at once
+   * when input has ended, the machine is closing down, or the call was
+   * aborted. An abort while waiting denies it.
+   */
+  approve(question: string, signal: AbortSignal): Promise<'allow' | 'deny'> {
+    return new Promise((resolve) => {
+      const state = this.current
+      if (this.inputEnded || signal.aborted || state.name === 'exiting' || state.name === 'approval') return resolve('deny')
+      const onAbort = () => approval.settle('deny')
+      let settled = false
+      const approval: PendingApproval = {
+        question,
+        signal,
+        settle: (decision) => {
+          if (settled) return
+          settled = true
+          signal.removeEventListener('abort', onAbort)
+          if (this.current.name === 'approval' && this.current.approval === approval) this.current = { name: this.current.resume }
+          if (decision === 'deny') this.host.say('warn', '  (denied)')
+          resolve(decision)
+        },
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.current = { name: 'approval', approval, resume: state.name === 'cancelling' ? 'cancelling' : 'running' }
+      this.host.ask(question)
+    })
+  }
+
+  /** `/new`, `/resume`: the session is being replaced (`done` when it is, or the switch failed). */
+  switching(): { done(): void } | undefined {
+    if (this.current.name !== 'idle') return undefined
+    this.current = { name: 'switching' }
+    this.open = false
+    return {
+      done: () => {
+        if (this.current.name !== 'switching') return
+        this.current = { name: 'idle' }
+        if (this.inputEnded) this.exit(this.host.normalExitCode())
+        else this.host.prompt()
+      },
+    }
+  }
+
+  /** Closes down with `code` (`/exit`, Ctrl-C, the end of input). */
+  exit(code: number): void {
+    if (this.current.name === 'exiting') return
+    const state = this.current
+    this.current = { name: 'exiting', code }
+    if (state.name === 'approval') state.approval.settle('deny')
+    this.host.close(code)
+  }
+}
