@@ -95,9 +95,10 @@ export class ReactLoopAgent implements Agent {
     if (resumed) {
       // A fork's seed belongs to its parent: its inbox events are not the child's pending work.
       this.inboxState.rebuild(session, 1 + (session.meta.seedLength ?? 0))
-      if (this.header?.reasoningEffort) {
-        this.restorable = { provider: this.header.provider, model: this.header.model, effort: this.header.reasoningEffort }
-      }
+    }
+    // R-LOOP-6 for a resumed log and a fork's seed alike (a fresh log has no header).
+    if (this.header?.reasoningEffort) {
+      this.restorable = { provider: this.header.provider, model: this.header.model, effort: this.header.reasoningEffort }
     }
   }
 
@@ -368,7 +369,7 @@ export class ReactLoopAgent implements Agent {
   }
 
   /**
-   * R-LOOP-6: a resumed instance restores the logged reasoning effort when its
+   * R-LOOP-6: a resumed or forked instance restores the logged reasoning effort when its
    * route equals the logged route, and keeps it while the route stays the same
    * (a request that names an effort uses its own). The first request on
    * another route drops it for good, with any opaque state of the old model.

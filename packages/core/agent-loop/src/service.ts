@@ -7,16 +7,23 @@ import {
   type Agent,
   type AgentFactory,
   type AgentHandle,
+  type AgentLoadReport,
   type AgentOptions,
   type CreateAgentOptions,
   type ResumeAgentOptions,
   type SessionStartSource,
 } from '@deepseek-ai/dsh-agent'
-import { scoped } from '@deepseek-ai/dsh-scope'
 import { SessionId, type Session } from '@deepseek-ai/dsh-session'
-import { ReactLoopAgent, type LoopEnvironment } from './agent'
+import type { LoopEnvironment } from './agent'
+import { buildRecord, type AgentRecord } from './agent-record'
 import { AgentLoopConfig, type ConfigAgent } from './config'
 import { Context, Service, symbols, type Fiber } from './cordis'
+import { fiberLive } from './fiber'
+import { causeOf, checkId, checkMeta, invalid, loadReport, operation, reportsSomething } from './options'
+import { PendingCall } from './pending-call'
+
+const LOOP_UNLOADED = 'the agent loop unloaded'
+const OWNER_UNLOADED = 'its owner unloaded'
 
 declare module 'cordis' {
   interface Context {
@@ -33,19 +40,23 @@ declare module 'cordis' {
   }
 }
 
-/** The plugin behind each agent's private scope: a child fiber of the loop that agent-local registrations revert with. */
-const AgentScope = { name: 'dsh-agent-scope', apply: () => {} }
+/** What a create/resume call builds its agent on. */
+interface Prepared {
+  readonly session: Session
+  /** Resumed agents: what the load repaired or warned about. */
+  readonly loadReport?: AgentLoadReport
+}
 
-/** One agent's private resources and its single, memoized teardown boundary. */
-interface AgentRecord {
-  readonly agent: ReactLoopAgent
-  readonly handle: AgentHandle
-  /** Aborts when the agent's teardown starts (its owner or the loop went away, or its handle was disposed). */
-  readonly teardown: AbortSignal
-  /** Binds the agent's lifetime to `owner`'s fiber. */
-  bindOwner(owner: Context): void
-  /** Enters the session store then the agent registry, announcing both (R-LIFE-1). */
-  publish(): void
+/** One create/resume call, as the shared transaction runs it. */
+interface TransactionRequest {
+  /** How the call reads in messages, e.g. `resume("a")`. */
+  readonly operation: string
+  readonly signal: AbortSignal | undefined
+  readonly source: SessionStartSource
+  readonly agentOptions: AgentOptions | undefined
+  readonly setup: ((ctx: Context) => void | Promise<void>) | undefined
+  /** Validates the options and builds the private session (loading it for a resume, raced with `call`). */
+  readonly prepare: (call: PendingCall) => Prepared | Promise<Prepared>
 }
 
 /**
@@ -62,6 +73,8 @@ export class AgentLoop extends Service implements AgentFactory {
   private readonly env: LoopEnvironment
   private active = true
   private readonly inflight = new Set<Promise<unknown>>()
+  /** The create/resume calls under way: the loop's unload stops each at once. */
+  private readonly calls = new Set<PendingCall>()
 
   constructor(ctx: Context, config: AgentLoopConfig) {
     super(ctx, 'agentLoop')
@@ -76,13 +89,16 @@ export class AgentLoop extends Service implements AgentFactory {
       tools: untracedService(ctx.tools),
       systemPrompt: untracedService(ctx.systemPrompt),
       maxParallelToolCalls: config.maxParallelToolCalls,
+      durability: config.durability,
     }
     ctx.agents.setFactory(this)
-    // Provider shutdown: refuse new work, then wait for create/resume calls already under way,
-    // so nothing publishes after the dependencies are gone (R-LIFE-6). The agents themselves
-    // are torn down by their own effects on this fiber.
+    // Provider shutdown: refuse new work, stop the create/resume calls under way (a load or a
+    // setup still pending is abandoned: they reject ABORTED at once), and wait for them to roll
+    // back, so nothing publishes after the dependencies are gone (R-LIFE-6). The agents
+    // themselves are torn down by their own effects on this fiber.
     ctx.effect(() => () => {
       this.active = false
+      for (const call of this.calls) call.stop(LOOP_UNLOADED)
       return Promise.allSettled([...this.inflight]).then(() => {})
     }, 'agent-loop shutdown')
     if (config.agents.length) {
@@ -94,7 +110,8 @@ export class AgentLoop extends Service implements AgentFactory {
   /**
    * Creates an agent synchronously under the exact shared id, with no setup,
    * released with the calling fiber (R-LIFE-8). Throws `DUPLICATE_ID` when the
-   * id is live, `DISPOSED` when the loop is shutting down.
+   * id is live, `DISPOSED` when the loop is shutting down, `ABORTED` when the
+   * calling context is unloading.
    */
   create(id: SessionId | string, options: AgentOptions = {}, meta: { cwd?: string } = {}): Agent {
     return this.createOwnedBy(this.ctx, id, options, meta)
@@ -103,13 +120,16 @@ export class AgentLoop extends Service implements AgentFactory {
   /** The synchronous create: no setup, published at once, owned by `owner`'s fiber. */
   private createOwnedBy(owner: Context, id: SessionId | string, options: AgentOptions, meta: { cwd?: string }): Agent {
     this.assertActive()
+    const label = operation('agentLoop.create', id)
+    if (!fiberLive(owner.fiber)) throw new AgentError('ABORTED', `${label} was refused: the calling context is unloading`)
     const session = this.env.sessions.prepare(SessionId(checkId(id)), { meta: checkMeta(meta) })
-    const record = this.build(session, options, false)
+    const record = buildRecord(this.home, this.env, session, { operation: label, agentOptions: options, resumed: false })
+    const unbind = owner.effect(() => () => record.dispose(OWNER_UNLOADED), `agent(${session.id}) owner`)
+    record.adoptOwner(owner.fiber, () => void unbind())
     try {
-      record.bindOwner(owner)
       record.publish()
     } catch (error) {
-      record.handle.dispose().catch((cleanup) => this.home.logger('dsh-agent-loop').warn(cleanup))
+      record.dispose(causeOf(error)).catch((cleanup) => this.home.logger('dsh-agent-loop').warn(cleanup))
       throw error
     }
     this.start(record, 'startup')
@@ -118,31 +138,61 @@ export class AgentLoop extends Service implements AgentFactory {
 
   /** `AgentFactory.createAgent`, behind `ctx.agents.create` (R-LIFE-1…4). */
   createAgent(owner: Context, options: CreateAgentOptions): Promise<AgentHandle> {
-    return this.transaction(owner, options?.signal, 'startup', options?.agentOptions, options?.setup, () => {
-      if (options === null || typeof options !== 'object') throw invalid('create() needs an options object')
-      const meta = checkMeta(options.meta ?? {})
-      if (options.seed !== undefined && !Array.isArray(options.seed)) throw invalid('seed must be an array of session events')
-      return this.env.sessions.prepare(SessionId(checkId(options.sessionId)), { meta, seed: options.seed })
+    return this.transaction(owner, {
+      operation: operation('create', options?.sessionId),
+      signal: options?.signal,
+      source: 'startup',
+      agentOptions: options?.agentOptions,
+      setup: options?.setup,
+      prepare: () => {
+        if (options === null || typeof options !== 'object') throw invalid('create() needs an options object')
+        const meta = checkMeta(options.meta ?? {})
+        if (options.seed !== undefined && !Array.isArray(options.seed)) throw invalid('seed must be an array of session events')
+        // A fork's own events (`ctx.sessions.fork(...).events`) are recognised by the store: the
+        // child takes the fork's parent link and the events after the fork's own session/meta.
+        return { session: this.env.sessions.prepare(SessionId(checkId(options.sessionId)), { meta, seed: options.seed }) }
+      },
     })
   }
 
   /** `AgentFactory.resume`, behind `ctx.agents.resume` (R-LIFE-7). */
   resume(owner: Context, options: ResumeAgentOptions): Promise<AgentHandle> {
-    return this.transaction(owner, options?.signal, 'resume', options?.agentOptions, options?.setup, async () => {
-      if (options === null || typeof options !== 'object') throw invalid('resume() needs an options object')
-      const id = SessionId(checkId(options.resumeSessionId))
-      const persistence = this.home.get('sessionPersistence')
-      if (!persistence) {
-        throw new AgentError('NO_PERSISTENCE', 'resume() needs ctx.sessionPersistence: mount @deepseek-ai/dsh-session-jsonl (or another backend)')
-      }
-      const loaded = await untilAborted(persistence.load(id), options.signal)
-      this.checkProceed(options.signal)
-      return this.env.sessions.prepare(id, { events: loaded.events })
+    return this.transaction(owner, {
+      operation: operation('resume', options?.resumeSessionId),
+      signal: options?.signal,
+      source: 'resume',
+      agentOptions: options?.agentOptions,
+      setup: options?.setup,
+      prepare: async (call) => {
+        if (options === null || typeof options !== 'object') throw invalid('resume() needs an options object')
+        const id = SessionId(checkId(options.resumeSessionId))
+        const persistence = this.home.get('sessionPersistence')
+        if (!persistence) {
+          throw new AgentError('NO_PERSISTENCE', 'resume() needs ctx.sessionPersistence: mount @deepseek-ai/dsh-session-jsonl (or another backend)')
+        }
+        // Raced: an owner or loop unload (or the signal) rejects at once, even while the load hangs;
+        // a load that settles later is dropped, and nothing is built from it.
+        const loaded = await call.race(() => persistence.load(id))
+        this.proceed(call)
+        return { session: this.env.sessions.prepare(id, { events: loaded.events }), loadReport: loadReport(loaded) }
+      },
     })
   }
 
+  private isActive(): boolean {
+    return this.active && fiberLive(this.home.fiber)
+  }
+
   private assertActive(): void {
-    if (!this.active) throw new AgentError('DISPOSED', 'the agent loop is shutting down')
+    if (!this.isActive()) throw new AgentError('DISPOSED', 'the agent loop is shutting down')
+  }
+
+  /** Throws the call's stop error if it was stopped, or if the loop or the owner started unloading since. */
+  private proceed(call: PendingCall, owner?: Fiber): void {
+    // The unloads are seen here as soon as they start: their effects (which stop the call) run a microtask later.
+    if (!this.isActive()) call.stop(LOOP_UNLOADED)
+    if (owner && !fiberLive(owner)) call.stop(OWNER_UNLOADED)
+    call.check()
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -156,131 +206,71 @@ export class AgentLoop extends Service implements AgentFactory {
   }
 
   /**
-   * The rollback-protected create/resume transaction: load → build the private
-   * session, agent and scope → setup → publish → `agent/session-start` → start.
-   * A load or setup failure, a publish failure or veto, the signal aborting,
-   * the owner or the loop going away: everything is rolled back and no id is
-   * published.
+   * The rollback-protected create/resume transaction: prepare (load) → build
+   * the private session, agent and scope → setup → publish →
+   * `agent/load-report` → `agent/session-start` → start. A load or setup
+   * failure, a publish failure or veto, the signal aborting, the owner or the
+   * loop going away: everything is rolled back and no id is published. The
+   * last three stop the call at once, even while a load or a setup hangs
+   * (`ABORTED`, naming the cause).
    */
-  private transaction(
-    owner: Context,
-    signal: AbortSignal | undefined,
-    source: SessionStartSource,
-    agentOptions: AgentOptions | undefined,
-    setup: ((ctx: Context) => void | Promise<void>) | undefined,
-    load: () => Session | Promise<Session>,
-  ): Promise<AgentHandle> {
-    if (!this.active) return Promise.reject(new AgentError('DISPOSED', 'the agent loop is shutting down'))
-    if (signal?.aborted) return Promise.reject(aborted(signal))
+  private transaction(owner: Context, request: TransactionRequest): Promise<AgentHandle> {
+    const { operation: label, signal } = request
+    if (!this.isActive()) return Promise.reject(new AgentError('DISPOSED', 'the agent loop is shutting down'))
+    if (signal?.aborted) {
+      return Promise.reject(new AgentError('ABORTED', `${label} was aborted before it started: its signal had aborted`, { cause: signal.reason }))
+    }
+    if (!fiberLive(owner.fiber)) return Promise.reject(new AgentError('ABORTED', `${label} was refused: its owner (the calling context) is unloading`))
+    const call = new PendingCall(label, signal)
+    let record: AgentRecord | undefined
+    // The owner binding, from the start: before the publication its unload stops the call at
+    // once; after, it disposes the agent (and the owner's unload waits for that teardown).
+    const unbindOwner = owner.effect(() => () => {
+      call.stop(OWNER_UNLOADED)
+      return record?.dispose(OWNER_UNLOADED)
+    }, `${label} owner`)
+    this.calls.add(call)
     return this.track(
       (async () => {
-        const session = await load()
-        this.checkProceed(signal)
-        const record = this.build(session, agentOptions ?? {}, source === 'resume')
         try {
-          record.bindOwner(owner)
+          const prepared = await request.prepare(call)
+          this.proceed(call, owner.fiber)
+          record = buildRecord(this.home, this.env, prepared.session, {
+            operation: label,
+            agentOptions: request.agentOptions ?? {},
+            resumed: request.source === 'resume',
+            loadReport: prepared.loadReport,
+            onTeardown: (cause) => call.stop(cause),
+          })
+          record.adoptOwner(owner.fiber, () => void unbindOwner())
+          const setup = request.setup
           if (setup) {
-            const stop = signal ? AbortSignal.any([signal, record.teardown]) : record.teardown
-            await untilAborted(Promise.resolve().then(() => setup(record.agent.ctx)), stop)
+            const ctx = record.agent.ctx
+            await call.race(() => setup(ctx))
           }
-          this.checkProceed(signal)
-          if (record.agent.disposing) throw new AgentError('ABORTED', 'the agent was disposed before it was published')
+          this.proceed(call, owner.fiber)
           record.publish()
         } catch (error) {
-          await record.handle.dispose()
+          if (record) await record.dispose(causeOf(error))
+          else void unbindOwner()
           throw error
+        } finally {
+          call.settle()
+          this.calls.delete(call)
         }
-        this.start(record, source)
+        this.start(record, request.source)
         return record.handle
       })(),
     )
   }
 
-  private checkProceed(signal: AbortSignal | undefined): void {
-    if (!this.active) throw new AgentError('DISPOSED', 'the agent loop is shutting down')
-    if (signal?.aborted) throw aborted(signal)
-  }
-
   private start(record: AgentRecord, source: SessionStartSource): void {
+    const report = record.handle.loadReport
+    if (reportsSomething(report)) record.agent.events.emit('agent/load-report', report)
     record.agent.events.emit('agent/session-start', source)
     record.agent.started = true
     record.agent.releaseHeld()
     record.agent.kick()
-  }
-
-  private build(session: Session, agentOptions: AgentOptions, resumed: boolean): AgentRecord {
-    const home = this.home
-    const env = this.env
-    let scope!: ReturnType<Context['plugin']>
-    let agent!: ReactLoopAgent
-    let detachSession: (() => void) | undefined
-    let detachAgent: (() => void) | undefined
-    let unbindOwner: (() => void) | undefined
-    let ownerFiber: Fiber | undefined
-
-    // Aborted when teardown starts: a setup still running is abandoned (R-LIFE-1, R-LIFE-6).
-    const teardown = new AbortController()
-    // Memoized before they run: a dispose() from a listener of the teardown's own events gets the same promise.
-    const close = memoized(async () => {
-      teardown.abort()
-      await agent.stop()
-      detachAgent?.()
-      detachSession?.()
-      unbindOwner?.()
-      env.llm.forgetLoopRequests(session.id)
-    })
-    const finish = memoized(async () => {
-      await close()
-      await scope.dispose()
-    })
-
-    // One effect on the loop's fiber owns the scope fiber and the teardown, in that order: on
-    // provider unload, Cordis disposes it as a unit, so the drain and the detaches run before the
-    // agent's scope is revoked (a plain child fiber would be revoked concurrently).
-    const lifetime = home.effect(function* () {
-      scope = home.plugin(AgentScope)
-      yield scope.dispose
-      yield () => finish()
-    }, `agent(${session.id})`)
-
-    agent = new ReactLoopAgent(env, session, scoped(scope.ctx, session.id), Object.freeze({ ...agentOptions }), resumed)
-    // Handle dispose, owner unload and provider unload all end here: one memoized, fully settled boundary.
-    const handle: AgentHandle = Object.freeze({
-      agent,
-      dispose: () => {
-        Promise.resolve(lifetime()).catch((error) => home.logger('dsh-agent-loop').warn(error))
-        return finish()
-      },
-    })
-    return {
-      agent,
-      handle,
-      teardown: teardown.signal,
-      bindOwner(owner: Context) {
-        const unbind = owner.effect(() => () => handle.dispose(), `agent(${session.id}) owner`)
-        unbindOwner = () => void unbind()
-        ownerFiber = owner.fiber
-      },
-      publish() {
-        detachSession = env.sessions.enter(session)
-        // From here `agent/created` listeners may already send input; the drain starts only in `start`.
-        agent.published = true
-        try {
-          detachAgent = home.agents.enter(agent)
-        } catch (error) {
-          agent.published = false
-          const detach = detachSession
-          detachSession = undefined
-          detach()
-          throw error
-        }
-        // A created listener may have disposed the owner (or the agent): the publication stands
-        // (created was announced), and the caller's rollback now tears it down, paired.
-        if (ownerFiber?.uid === null || agent.disposing) {
-          throw new AgentError('ABORTED', `agent ${session.id} lost its owner while it was being announced`)
-        }
-      },
-    }
   }
 
   private async startConfigAgents(agents: readonly ConfigAgent[]): Promise<void> {
@@ -314,67 +304,7 @@ export class AgentLoop extends Service implements AgentFactory {
   }
 }
 
-/**
- * `run` once: the first call starts it (its synchronous part runs at once)
- * and every call, including one made from inside that synchronous part,
- * returns the same promise.
- */
-function memoized(run: () => Promise<void>): () => Promise<void> {
-  let promise: Promise<void> | undefined
-  return () => {
-    if (promise) return promise
-    let adopt!: (value: Promise<void>) => void
-    promise = new Promise<void>((resolve) => (adopt = resolve))
-    adopt(run())
-    return promise
-  }
-}
-
 /** The service object behind Cordis' tracing proxy. */
 function untracedService<T extends object>(traced: T): T {
   return (traced as T & Record<symbol, T | undefined>)[symbols.original] ?? traced
-}
-
-function invalid(message: string): AgentError {
-  return new AgentError('INVALID_OPTIONS', message)
-}
-
-function aborted(signal: AbortSignal): AgentError {
-  return new AgentError('ABORTED', 'the operation was aborted by its signal', { cause: signal.reason })
-}
-
-function checkId(id: unknown): string {
-  if (typeof id !== 'string' || id.length === 0) throw invalid('a session id must be a non-empty string')
-  return id
-}
-
-function checkMeta(meta: unknown): { cwd?: string; parentSession?: SessionId } {
-  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw invalid('meta must be an object')
-  const { cwd, parentSession } = meta as { cwd?: unknown; parentSession?: unknown }
-  if (cwd !== undefined && typeof cwd !== 'string') throw invalid('meta.cwd must be a string')
-  if (parentSession !== undefined && typeof parentSession !== 'string') throw invalid('meta.parentSession must be a string')
-  const out: { cwd?: string; parentSession?: SessionId } = {}
-  if (cwd !== undefined) out.cwd = cwd
-  if (parentSession !== undefined) out.parentSession = SessionId(parentSession)
-  return out
-}
-
-/** Resolves with `work`, or rejects `ABORTED` as soon as `signal` aborts (the work keeps running on its own). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(aborted(signal))
-    if (signal.aborted) return onAbort()
-    signal.addEventListener('abort', onAbort, { once: true })
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }

@@ -292,24 +292,21 @@ describe('identity and teardown (R-LIFE-4…6)', () => {
     expect(log.filter((l) => l.includes('disposed'))).toHaveLength(2)
   })
 
-  it('provider unload tears agents down in order and waits for create calls under way; nothing publishes after', async () => {
+  it('provider unload tears agents down in order and stops create calls under way at once; nothing publishes after', async () => {
     const { root, loop } = await spine()
     const log = lifecycleLog(root)
     const live = await root.agents.create({ sessionId: id, agentOptions: opts, setup: (ctx) => void ctx.on('agent/disposed', () => void log.push('scoped saw agent/disposed')) })
-    // A resume still loading when the loop unloads: the unload waits for it, and it publishes nothing.
+    // A resume still loading when the loop unloads: it is aborted at once (the unload does not
+    // wait for the hung load), and the load settling later publishes nothing.
     const gate = deferred<{ events: never[] }>()
     root.provide('sessionPersistence', { load: () => gate.promise, exists: async () => true } as never)
     const pending = root.agents.resume({ resumeSessionId: SessionId('b'), agentOptions: opts })
     pending.catch(() => {})
     await new Promise((resolve) => setImmediate(resolve))
-    const unloading = loop.dispose()
-    let unloaded = false
-    void Promise.resolve(unloading).then(() => (unloaded = true))
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(unloaded).toBe(false)
+    await loop.dispose()
+    await expect(pending).rejects.toMatchObject({ code: 'ABORTED', message: 'resume("b") was aborted before the agent was published: the agent loop unloaded' })
     gate.resolve({ events: [] })
-    await unloading
-    await expect(pending).rejects.toMatchObject({ code: 'DISPOSED' })
+    await new Promise((resolve) => setImmediate(resolve))
     expect(log.slice(3)).toEqual(['agent/disposed a', 'scoped saw agent/disposed', 'session/disposed a'])
     expect(root.agents.get(SessionId('b'))).toBeUndefined()
     expect(root.sessions.list()).toEqual([])

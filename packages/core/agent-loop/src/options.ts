@@ -1,0 +1,47 @@
+import { AgentError, type AgentLoadReport } from '@deepseek-ai/dsh-agent'
+import { SessionId, type LoadedSession } from '@deepseek-ai/dsh-session'
+
+export function invalid(message: string): AgentError {
+  return new AgentError('INVALID_OPTIONS', message)
+}
+
+/** How a create/resume call reads in messages: `create("a")`, `resume("b")`. */
+export function operation(name: string, id: unknown): string {
+  return typeof id === 'string' ? `${name}(${JSON.stringify(id)})` : `${name}()`
+}
+
+export function checkId(id: unknown): string {
+  if (typeof id !== 'string' || id.length === 0) throw invalid('a session id must be a non-empty string')
+  return id
+}
+
+export function checkMeta(meta: unknown): { cwd?: string; parentSession?: SessionId } {
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw invalid('meta must be an object')
+  const { cwd, parentSession } = meta as { cwd?: unknown; parentSession?: unknown }
+  if (cwd !== undefined && typeof cwd !== 'string') throw invalid('meta.cwd must be a string')
+  if (parentSession !== undefined && typeof parentSession !== 'string') throw invalid('meta.parentSession must be a string')
+  const out: { cwd?: string; parentSession?: SessionId } = {}
+  if (cwd !== undefined) out.cwd = cwd
+  if (parentSession !== undefined) out.parentSession = SessionId(parentSession)
+  return out
+}
+
+/**
+ * The load report of a resumed agent: a frozen snapshot of the backend's
+ * `repairs` and `warnings` (a backend that reports neither gets empty lists).
+ */
+export function loadReport(loaded: LoadedSession): AgentLoadReport {
+  const snapshot = <T>(items: readonly T[] | undefined): readonly T[] =>
+    Object.freeze((items ?? []).map((item) => Object.freeze(structuredClone(item))))
+  return Object.freeze({ repairs: snapshot(loaded.repairs), warnings: snapshot(loaded.warnings) })
+}
+
+/** Whether a load report has anything to say. */
+export function reportsSomething(report: AgentLoadReport | undefined): report is AgentLoadReport {
+  return report !== undefined && (report.repairs.length > 0 || report.warnings.length > 0)
+}
+
+/** A rollback's cause as a clause, from the error that caused it. */
+export function causeOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
