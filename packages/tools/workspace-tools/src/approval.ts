@@ -1,0 +1,31 @@
+import type { WorkspaceToolName } from './config'
+import type { SandboxStatus } from './sandbox'
+import { clipText, plural } from './text'
+import { sandboxSentence } from './tools/shell'
+
+/** How much of a command an approval question quotes. */
+const QUOTED_COMMAND_CHARS = 300
+
+/**
+ * The question a person is asked about a call of a workspace tool that
+ * changes something, e.g. `write 12 bytes to notes.txt`, or `run "npm test"
+ * (NOT sandboxed: …)`. Undefined for the tools that only read. The path is
+ * the one the model wrote (a call whose path would be refused is never
+ * asked about: the body refuses it).
+ */
+export function describeCall(tool: WorkspaceToolName, args: unknown, sandbox: SandboxStatus): string | undefined {
+  const a = (args ?? {}) as Record<string, unknown>
+  const text = (key: string) => (typeof a[key] === 'string' ? (a[key] as string) : '')
+  switch (tool) {
+    case 'write_file':
+      return `write ${Buffer.byteLength(text('content'))} bytes to ${text('path')}`
+    case 'edit_file': {
+      const lines = (value: string) => plural(value === '' ? 0 : value.split('\n').length, 'line')
+      return `edit ${text('path')}: replace ${lines(text('old_string'))} with ${lines(text('new_string'))}${a.replace_all === true ? ' (every occurrence)' : ''}`
+    }
+    case 'shell':
+      return `run ${JSON.stringify(clipText(text('command'), QUOTED_COMMAND_CHARS))} in the workspace. ${sandboxSentence(sandbox)}`
+    default:
+      return undefined
+  }
+}
