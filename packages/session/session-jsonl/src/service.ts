@@ -1,5 +1,6 @@
 import Schema from 'schemastery'
 import { observeSessions, type AnySessionEvent, type LoadedSession, type PersistedSessionInfo, type SessionId, type SessionPersistence } from '@deepseek-ai/dsh-session'
+import { teardownTakesTheSessions } from './app-teardown'
 import { Context, Service } from './cordis'
 import { eventTypeCatalog } from './event-types'
 import { resolveDirectory } from './session-paths'
@@ -19,6 +20,14 @@ import { SessionFiles } from './session-files'
  * - `session/flush` writes and fsyncs, so after `ctx.sessions.flush(session)`
  *   resolves a crash loses nothing before it (R-PER-1);
  * - `session/disposed` drains, fsyncs and releases the lock.
+ *
+ * Disposing the plugin closes every file it writes. When the teardown also
+ * takes the sessions (the whole app is disposed: an ancestor fiber unloads,
+ * the session store with it), the plugin first waits until each live session
+ * it writes has been disposed by its owner, still writing and flushing, so
+ * the tail a settling agent loop appends (aborted tool results, `turn/end`)
+ * reaches the file whatever the mount order. Unplugged alone, it closes at
+ * once and the sessions live on unwritten.
  *
  * The `SessionPersistence` methods also work without live sessions (tools,
  * tests, other stores): `append()` opens the file for writing and holds its
@@ -53,11 +62,26 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
     // Cordis' per-call tracing (dsh-session's `observeSessions`, which works before the store is
     // mounted too).
     const global = { global: true }
-    ctx.on('session/created', (session) => files.attach(session), global)
     observeSessions(ctx, (session, event) => files.record(session, event), global)
-    ctx.on('session/flush', (session) => files.flushLive(session), global)
-    ctx.on('session/disposed', (session) => files.detach(session), global)
-    ctx.effect(() => () => files.closeAll(), 'session-jsonl: close writers')
+    // One effect owns the lifecycle listeners and the shutdown, in that order: Cordis disposes an
+    // effect's parts in reverse, one after the other, so the listeners stay until the shutdown is
+    // done (separate effects would be disposed concurrently, and a session disposed meanwhile would
+    // never be closed). The observer above may go first: `flushLive` and `detach` catch up on the
+    // events it did not see.
+    ctx.effect(function* () {
+      yield ctx.on('session/created', (session) => files.attach(session), global)
+      yield ctx.on('session/flush', (session) => files.flushLive(session), global)
+      yield ctx.on('session/disposed', (session) => files.detach(session), global)
+      yield async () => {
+        try {
+          if (teardownTakesTheSessions(ctx)) await files.whenDetached()
+          await files.closeAll()
+        } catch (error) {
+          // Never rejects: a rejection would stop Cordis from removing the listeners above.
+          logger.warn(error)
+        }
+      }
+    }, 'session-jsonl: wiring and shutdown')
   }
 
   /** The absolute session directory. */

@@ -69,6 +69,8 @@ export class SessionFiles implements SessionPersistence {
   private readonly announcing = new Map<SessionWriter, number>()
   /** Per-id queue of `load`/`delete`/`release`, so they never interleave on one file. */
   private readonly exclusive = new Map<string, Promise<unknown>>()
+  /** `whenDetached()` callers, told when no writer serves a live session any more. */
+  private detachedWaiters: Array<() => void> = []
 
   constructor(private readonly options: SessionFilesOptions) {
     this.directory = options.directory
@@ -224,8 +226,7 @@ export class SessionFiles implements SessionPersistence {
       return
     }
     // Events appended before this plugin saw them (none, normally).
-    const events = session.events
-    for (let seq = writer.nextSeq; seq < events.length; seq++) this.enqueueLive(writer, events[seq]!)
+    this.catchUp(writer, session)
     await writer.flush()
   }
 
@@ -240,11 +241,37 @@ export class SessionFiles implements SessionPersistence {
   detach(session: Session): void {
     const writer = this.writers.get(session.id)
     if (writer?.owner !== session) return
-    writer.owner = undefined
     const rolledBack = this.announcing.get(writer) === session.events.length
+    // Events the observer did not see (it is removed first when the plugin is disposed).
+    if (!rolledBack) this.catchUp(writer, session)
+    writer.owner = undefined
     const closing = (rolledBack ? this.drop(writer, 'its publication was vetoed') : this.close(writer)).catch((error) => this.options.warn(error))
     this.background.add(closing)
     void closing.finally(() => this.background.delete(closing))
+    this.checkDetached()
+  }
+
+  /**
+   * Resolves once no writer serves a live session: every session this backend
+   * took on has been disposed (its close may still be running; `closeAll`
+   * awaits those). Sessions taken on meanwhile are waited for too.
+   */
+  whenDetached(): Promise<void> {
+    return new Promise((resolve) => {
+      this.detachedWaiters.push(resolve)
+      this.checkDetached()
+    })
+  }
+
+  private checkDetached(): void {
+    if (this.detachedWaiters.length === 0) return
+    for (const writer of this.writers.values()) if (writer.owner !== undefined) return
+    for (const resolve of this.detachedWaiters.splice(0)) resolve()
+  }
+
+  private catchUp(writer: SessionWriter, session: Session): void {
+    const events = session.events
+    for (let seq = writer.nextSeq; seq < events.length; seq++) this.enqueueLive(writer, events[seq]!)
   }
 
   /**
