@@ -38,10 +38,15 @@ export interface GenerateOptions {
   system?: string
   tools?: readonly ToolSchema[]
   /**
-   * The conversation. Entries are frozen. The array may be a session's own
-   * derived history (see `Session.deriveMessages`): it is not mutated while the
-   * call runs, but it may grow afterwards, so an adapter that keeps it beyond
-   * the call copies it.
+   * The conversation. Entries are frozen. From the agent loop it is a
+   * session's history snapshot (see `Session.deriveMessages`): an immutable
+   * array that never changes, so an adapter may keep it as it is; every write
+   * to it throws a `TypeError` (an adapter that wants another list, e.g. with
+   * a system message in front, builds a new array). `historyOf(messages)`
+   * links it to the session's history, for adapters that process requests
+   * incrementally. Reading it with `for…of` or the array methods is as fast as
+   * on an array; an index loop over a long snapshot costs a proxy trap per
+   * read.
    */
   messages: readonly Message[]
   reasoningEffort?: string

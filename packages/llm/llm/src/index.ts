@@ -39,6 +39,7 @@ export type {
   ToolSchema,
 } from './adapter'
 export type { SessionId } from './session-id'
+export { HISTORY, historyOf } from './history'
 export { contentProblem, isContent } from './validate'
 
 // The service

@@ -10,9 +10,10 @@ export interface LoopRequestMeta {
   /** The seq of the last session event logged before the request was dispatched. */
   readonly lastSeq: number
   /**
-   * How many entries of `request.messages` were sent. The array may be the
-   * session's live, append-only history, which keeps growing after the call;
-   * its first `messageCount` entries are the messages of this request.
+   * How many entries of `request.messages` were sent: its first
+   * `messageCount` entries are the messages of this request. For the loop's
+   * requests, whose messages are an immutable history snapshot, it is the
+   * snapshot's length; a request built by hand may carry a longer array.
    */
   readonly messageCount: number
 }
@@ -42,7 +43,7 @@ interface SessionSlots {
  * invariant companion ("model-visible means logged"). Requests are held
  * weakly: a long session does not pin every request it ever sent; an entry
  * whose request was collected disappears. Nothing is copied, frozen or
- * mutated: `request.messages` may be a session's live history array.
+ * mutated: `request.messages` is typically a session's history snapshot.
  *
  * Marking is on the loop's per-step path, so a mark costs one `WeakMap`
  * entry and a frozen copy of the meta; the `WeakRef` is made later. A
