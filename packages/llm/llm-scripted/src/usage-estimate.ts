@@ -1,4 +1,4 @@
-import type { ContentBlock, LlmRequest, Message, TokenUsage } from '@deepseek-ai/dsh-llm'
+import { historyOf, type ContentBlock, type LlmRequest, type Message, type TokenUsage } from '@deepseek-ai/dsh-llm'
 
 /** About four characters a token: enough for a demo's cost line and for tests to see usage move. */
 export const tokensOf = (chars: number): number => Math.ceil(chars / 4)
@@ -29,19 +29,28 @@ function messageChars(message: Message): number {
 }
 
 /**
- * Counts the input characters of requests incrementally. A session's
- * history array only grows, so the count of an array already seen costs
- * O(new messages), never a re-walk of the whole history.
+ * Counts the input characters of requests incrementally: the count of a
+ * history already seen costs O(new messages), never a re-walk of the whole
+ * history.
+ *
+ * A session hands each request an immutable snapshot of its history, a new
+ * array per step; snapshots of one history answer `historyOf` with the same
+ * object and are prefixes of one another, so the count is kept per history and
+ * resumed at the length it reached. An array that is not a snapshot is keyed
+ * on its identity (an append-only array a caller reuses is counted
+ * incrementally too). A shorter array than the one counted last (another
+ * prefix, or a caller that shrank its array) is counted again from the start.
  */
 export class InputCounter {
-  private readonly seen = new WeakMap<readonly Message[], { length: number; chars: number }>()
+  private readonly seen = new WeakMap<object, { length: number; chars: number }>()
 
   chars(request: LlmRequest): number {
     const messages = request.messages
-    let entry = this.seen.get(messages)
+    const key = historyOf(messages) ?? messages
+    let entry = this.seen.get(key)
     if (entry === undefined || entry.length > messages.length) {
       entry = { length: 0, chars: 0 }
-      this.seen.set(messages, entry)
+      this.seen.set(key, entry)
     }
     for (let i = entry.length; i < messages.length; i++) entry.chars += messageChars(messages[i]!)
     entry.length = messages.length
