@@ -15,13 +15,15 @@ import {
   type Inbox,
   type ResolvedAgentInput,
 } from '@deepseek-ai/dsh-agent'
-import { newMessageId, type LlmCallConfig, type MessageId, type ToolSchema } from '@deepseek-ai/dsh-llm'
-import type { Session, SessionId } from '@deepseek-ai/dsh-session'
+import { newMessageId, type JsonObject, type LlmCallConfig, type MessageId, type ToolSchema } from '@deepseek-ai/dsh-llm'
+import type { Session, SessionEvent, SessionEventMap, SessionEventType, SessionId } from '@deepseek-ai/dsh-session'
 import type { PromptVars } from '@deepseek-ai/dsh-system-prompt'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
+import type { Durability } from './config'
+import { FailureState, appendRefused, failureReason, persistenceFailed, type LogWriter } from './failure'
 import { InboxState } from './inbox'
-import { placeInput, type PlacedMessage } from './placement'
+import { placeInput, userMessageData, type PlacedMessage } from './placement'
 import { runTurn, type HeaderState, type TurnState } from './turn'
 
 /** What an agent needs from the loop that drives it. */
@@ -33,6 +35,8 @@ export interface LoopEnvironment {
   readonly tools: Context['tools']
   readonly systemPrompt: Context['systemPrompt']
   readonly maxParallelToolCalls: number
+  /** When the log is flushed (contracts §2): `'step'` before each request and after admissions, `'turn'` at turn ends only. */
+  readonly durability: Durability
 }
 
 interface MaintenanceTask {
@@ -46,12 +50,18 @@ interface MaintenanceTask {
  * life and drives it: admission and the durable inbox, the drain ("pump")
  * that runs turns one at a time, cancellation, maintenance and teardown. The
  * turn itself is `runTurn`.
+ *
+ * Everything the loop writes goes through `append` (the refused-write rule,
+ * see `FailureState`): a refused append or a failed flush fails the agent
+ * for good, and the drain stops.
  */
-export class ReactLoopAgent implements Agent {
+export class ReactLoopAgent implements Agent, LogWriter {
   readonly events: AgentEventEmitter
   readonly checkpoints: Checkpoints
   readonly inboxState: InboxState
   readonly logger: ReturnType<Context['logger']>
+  /** Set by the first refused append or failed flush: the agent takes no more work. */
+  readonly failed = new FailureState()
   /** The open turn (between `turn/start` and `turn/end`). */
   openTurn: TurnState | undefined
   /** Entered in the session store: admission is open. */
@@ -66,6 +76,8 @@ export class ReactLoopAgent implements Agent {
   private readonly maintenance: MaintenanceTask[] = []
   private maintenanceController: AbortController | undefined
   private readonly flushes = new Set<Promise<void>>()
+  /** An admission flush is scheduled and has not started: later admissions of the burst share it. */
+  private admissionFlushQueued = false
   private idleWaiters: Array<() => void> = []
   private terminalWindow = false
   private vars: PromptVars | undefined
@@ -88,7 +100,7 @@ export class ReactLoopAgent implements Agent {
   ) {
     this.events = agentEvents(env.home, this)
     this.checkpoints = new Checkpoints(env.home, this.events.filter)
-    this.inboxState = new InboxState(session, this.events)
+    this.inboxState = new InboxState(this, this.events)
     this.logger = env.home.logger('dsh-agent-loop')
     this.header = lastHeader(session)
     this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
@@ -120,17 +132,26 @@ export class ReactLoopAgent implements Agent {
     this.assertAdmissible()
     const id = newMessageId()
     const message = admitInput(input, id)
-    if (message.target === 'next-step' && !message.wakeup) {
-      this.inject1(message.id, message)
-      return id
-    }
-    if (message.target === 'next-step' && this.terminalWindow) {
-      // A terminal stop stays authoritative until its flush: late steering is dropped.
+    try {
+      if (message.target === 'next-step' && !message.wakeup) {
+        this.inject1(message.id, message)
+        return id
+      }
+      if (message.target === 'next-step' && this.terminalWindow) {
+        // A terminal stop stays authoritative until its flush: late steering is dropped.
+        this.inboxState.enqueue(message)
+        this.inboxState.discard([message])
+        this.flushAdmission()
+        return id
+      }
       this.inboxState.enqueue(message)
-      this.inboxState.discard([message])
-      return id
+      this.flushAdmission()
+    } catch (error) {
+      // The log refused this admission's write: the agent failed, and the caller learns it first.
+      if (error !== this.failed.error) throw error
+      this.reportOutsideTurn()
+      throw this.failed.refusal()!
     }
-    this.inboxState.enqueue(message)
     if (message.wakeup) this.wake()
     return id
   }
@@ -156,54 +177,150 @@ export class ReactLoopAgent implements Agent {
    * step's batch, directly between steps of an open turn, or as a one-shot
    * `injection` turn (synchronously, then flushed) when no turn is open.
    */
-  private inject1(id: MessageId, message: { content: ResolvedAgentInput['content']; source: ResolvedAgentInput['source']; placement: ResolvedAgentInput['placement'] }): void {
-    const [placed] = placeInput(id, message.content, message.source, [], message.placement)
+  private inject1(
+    id: MessageId,
+    message: { content: ResolvedAgentInput['content']; source: ResolvedAgentInput['source']; placement: ResolvedAgentInput['placement']; metadata: JsonObject },
+  ): void {
+    const [request] = placeInput(id, message.content, message.source, [], message.placement)
+    // No inbox/enqueue records an injection: its user/message carries the metadata (when there is any).
+    const placed: PlacedMessage = Object.keys(message.metadata).length ? { ...request!, metadata: message.metadata } : request!
     const turn = this.openTurn
     if (turn) {
-      if (turn.opening) turn.holdInjection(placed!)
-      else if (turn.step?.defersInjections) turn.step.deferred.push(placed!)
-      else this.session.append('user/message', { message: placed!.message })
+      if (turn.opening) turn.holdInjection(placed)
+      else if (turn.step?.defersInjections) turn.step.deferred.push(placed)
+      else this.append('user/message', userMessageData(placed))
       return
     }
     if (this.oneShot) {
       // Injected from a listener while the one-shot turn is being written: it joins that turn.
-      this.oneShot.push(placed!)
+      this.oneShot.push(placed)
       return
     }
     if (!this.started || this.maintaining) {
       // Before agent/session-start, or while maintenance runs (exclusive with turns): it waits.
-      this.held.push(placed!)
+      this.held.push(placed)
       return
     }
-    this.writeInjectionTurn([placed!])
+    this.writeInjectionTurn([placed])
   }
 
-  /** Writes a one-shot `injection` turn holding `messages` (and any injected while it is written), then flushes it. */
+  /**
+   * Writes a one-shot `injection` turn holding `messages` (and any injected
+   * while it is written), then flushes it. A refused write fails the agent:
+   * the turn still closes (`error`) if the log opened it, and is reported.
+   */
   private writeInjectionTurn(messages: PlacedMessage[]): void {
     const queue = (this.oneShot = messages)
     const number = this.session.position.lastTurn + 1
+    let opened = false
     try {
-      this.session.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
-      while (queue.length) this.session.append('user/message', { message: queue.shift()!.message })
-      this.oneShot = undefined
-      this.session.append('turn/end', { turn: number, reason: { kind: 'completed' } })
+      this.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
+      opened = true
+      while (queue.length) this.append('user/message', userMessageData(queue.shift()!))
+    } catch (error) {
+      if (error !== this.failed.error) throw error
     } finally {
       this.oneShot = undefined
     }
+    const failure = this.failed.error
+    if (opened) {
+      try {
+        this.append('turn/end', { turn: number, reason: failure ? failureReason(failure) : { kind: 'completed' } })
+      } catch {
+        // Refused as well: the failure that stands is reported below.
+      }
+    }
     this.track(this.env.sessions.flush(this.session))
+    if (this.failed.error) this.reportOutsideTurn()
   }
 
   /** Writes the injections that waited for the start or for maintenance, if nothing else holds them now. */
   releaseHeld(): void {
-    if (!this.held.length || !this.started || this.maintaining || this.openTurn || this.oneShot || this.disposing) return
+    if (!this.held.length || !this.started || this.maintaining || this.openTurn || this.oneShot || this.disposing || this.failed.error) return
     this.writeInjectionTurn(this.held.splice(0))
   }
 
   private assertAdmissible(): void {
     if (this.disposing) throw new AgentError('DISPOSED', `agent ${this.id} is disposed`)
+    const refusal = this.failed.refusal()
+    if (refusal) throw refusal
     if (!this.published) {
       throw new AgentError('NOT_PUBLISHED', `agent ${this.id} is not published yet: setup must not drive it`)
     }
+  }
+
+  // ── the refused-write rule ───────────────────────────────────────────
+
+  /**
+   * Appends to the log. A throw of the log (it refused the event) fails the
+   * agent with `APPEND_REFUSED` and is rethrown as the agent's failure, so
+   * the caller unwinds and never writes that event again.
+   */
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    try {
+      return this.session.append(type, data)
+    } catch (error) {
+      throw this.fail(appendRefused(this.id, type, error))
+    }
+  }
+
+  /** Flushes the log before a step's request leaves; a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure. */
+  async flushBeforeRequest(): Promise<void> {
+    try {
+      await this.env.sessions.flush(this.session)
+    } catch (error) {
+      throw this.fail(persistenceFailed(this.id, error))
+    }
+  }
+
+  /**
+   * Fails the agent (the first failure stands and is returned): queued
+   * maintenance is refused, running maintenance and the open turn are
+   * aborted. The open turn then closes `error` and reports the failure;
+   * outside a turn, the caller reports it (`reportOutsideTurn`).
+   */
+  fail(error: AgentError): AgentError {
+    const failure = this.failed.record(error)
+    if (failure !== error) {
+      // A consequence of the first failure (a later flush of a broken writer, say): not reported again.
+      if (error.code !== failure.code) this.logger.warn('after %s, also: %s', failure.code, error.message)
+      return failure
+    }
+    for (const task of this.maintenance.splice(0)) task.reject(this.failed.refusal())
+    this.maintenanceController?.abort(failure)
+    this.openTurn?.fail(failure)
+    return failure
+  }
+
+  /**
+   * Reports the failure with `agent/error` (once) unless a turn is open: that
+   * turn reports it when it closes. Outside a turn it names the last turn (or
+   * 0) and no step.
+   */
+  reportOutsideTurn(): void {
+    if (this.openTurn) return
+    this.reportFailure(this.session.position.lastTurn, undefined)
+  }
+
+  /** Emits `agent/error (turn, step, failure)` once for the agent's failure. */
+  reportFailure(turn: number, step: number | undefined): void {
+    if (this.failed.claimReport()) this.events.emit('agent/error', turn, step, this.failed.error)
+  }
+
+  /**
+   * After each burst of admissions that logged `inbox/enqueue` (durability
+   * `'step'`): one flush, started on the next microtask so that the whole
+   * burst shares it. Tracked: `whenIdle()` and dispose wait for it.
+   */
+  private flushAdmission(): void {
+    if (this.env.durability !== 'step' || this.admissionFlushQueued) return
+    this.admissionFlushQueued = true
+    this.track(
+      Promise.resolve().then(() => {
+        this.admissionFlushQueued = false
+        return this.env.sessions.flush(this.session)
+      }),
+    )
   }
 
   // ── the drain ─────────────────────────────────────────────────────────
@@ -225,15 +342,27 @@ export class ReactLoopAgent implements Agent {
     })
   }
 
-  /** Maintenance, or woken inbox work: resumed items (steering included) stay parked until a wakeup. */
+  /**
+   * Maintenance, or woken inbox work: resumed items (steering included) stay
+   * parked until a wakeup. A failed agent has none: what is pending stays in
+   * the log for a resume.
+   */
   private hasWork(): boolean {
+    if (this.failed.error) return false
     return this.maintenance.length > 0 || (this.woken && (this.inboxState.hasSteering || this.inboxState.hasTurnWork))
   }
 
+  /**
+   * The drain. It can never spin: each round either runs a maintenance task
+   * (removed from the queue first), or opens a turn (the log's turn count
+   * grows), or the drain stops. A round that opened no turn (a refused claim
+   * or `turn/start`, or a bug in the loop) ends the drain with the work left
+   * parked, so at most one such round follows each wakeup.
+   */
   private async pump(): Promise<void> {
     await null
     try {
-      while (!this.disposing) {
+      while (!this.disposing && !this.failed.error) {
         const task = this.maintenance.shift()
         if (task) {
           await this.runTask(task)
@@ -242,14 +371,20 @@ export class ReactLoopAgent implements Agent {
         if (!this.woken || (!this.inboxState.hasSteering && !this.inboxState.hasTurnWork)) break
         this.setStatus('running')
         // A status listener may have disposed the agent or changed the inbox.
-        if (this.disposing) break
+        if (this.disposing || this.failed.error) break
         const steering = this.inboxState.hasSteering
         if (!steering && !this.inboxState.hasTurnWork) continue
+        const turns = this.session.position.lastTurn
         try {
           await runTurn(this, steering ? 'steering' : 'prompt')
         } catch (error) {
           // runTurn contains every failure; reaching here is a bug in the loop itself.
           this.logger.error(error)
+        }
+        if (this.session.position.lastTurn === turns) {
+          // The progress guard. After a failure the round is already reported; anything else is a bug.
+          if (!this.failed.error) this.logger.error('agent %s: a drain round opened no turn; the pending work stays parked until the next wakeup', this.id)
+          break
         }
       }
     } finally {
@@ -264,8 +399,12 @@ export class ReactLoopAgent implements Agent {
     this.events.emit('agent/status', status)
   }
 
+  /** Tracks a flush that nobody awaits (`whenIdle()` and dispose wait for it); a rejection fails the agent. */
   private track(flush: Promise<void>): void {
-    const task = flush.catch((error) => this.logger.error(error))
+    const task = flush.catch((error: unknown) => {
+      this.fail(persistenceFailed(this.id, error))
+      this.reportOutsideTurn()
+    })
     this.flushes.add(task)
     task.then(() => {
       this.flushes.delete(task)
@@ -291,7 +430,14 @@ export class ReactLoopAgent implements Agent {
     const turn = this.openTurn
     if (!turn || turn.holder.aborted) return
     if (cause.kind === 'user' || cause.kind === 'parent') this.events.emit('agent/cancel-requested', cause)
-    if (!options.keepInbox) this.inboxState.discardAll()
+    if (!options.keepInbox) {
+      try {
+        this.inboxState.discardAll()
+      } catch (error) {
+        // The log refused the discard: the agent failed and the turn is aborted already; cancel never throws for it.
+        if (error !== this.failed.error) throw error
+      }
+    }
     turn.holder.abort(cause)
   }
 
@@ -403,7 +549,7 @@ export class ReactLoopAgent implements Agent {
       last.tools = tools
       return
     }
-    this.session.append('request/header', {
+    this.append('request/header', {
       provider: config.provider,
       model: config.model,
       ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
@@ -436,13 +582,21 @@ export class ReactLoopAgent implements Agent {
    */
   async stop(): Promise<void> {
     this.disposing = true
-    if (this.published) this.inboxState.discardAll()
+    // A failed agent writes nothing more of its own: what is pending stays pending in the log, for a resume.
+    if (this.published && !this.failed.error) {
+      try {
+        this.inboxState.discardAll()
+      } catch (error) {
+        if (error !== this.failed.error) throw error
+        this.reportOutsideTurn()
+      }
+    }
     this.openTurn?.holder.abort({ kind: 'disposed' })
     this.maintenanceController?.abort(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     for (const task of this.maintenance.splice(0)) task.reject(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     while (this.pumping) await this.pumping
     // Injections that waited for maintenance are durable context: write them while the session is attached.
-    if (this.held.length && this.started && !this.openTurn) this.writeInjectionTurn(this.held.splice(0))
+    if (this.held.length && this.started && !this.openTurn && !this.failed.error) this.writeInjectionTurn(this.held.splice(0))
     while (this.flushes.size) await Promise.all(this.flushes)
     this.settleIdle()
   }

@@ -22,6 +22,14 @@ export class TurnHolder {
     return this.controller.signal.aborted
   }
 
+  /**
+   * Aborts because the agent failed (the refused-write rule): the turn unwinds
+   * to its close like a cancel, with no cancel cause, and ends `error`.
+   */
+  fail(error: Error): void {
+    if (!this.controller.signal.aborted) this.controller.abort(error)
+  }
+
   /** Aborts cooperatively; the first cause wins, except that `disposed` overrides any other. */
   abort(cause: AgentCancelCause): void {
     if (!this._cause || cause.kind === 'disposed') this._cause = cause

@@ -14,9 +14,25 @@ export interface ConfigAgent {
   cwd?: string
 }
 
+/**
+ * When the loop makes the session log durable (`ctx.sessions.flush`).
+ *
+ * - `'step'` (the default): before each step's request leaves (after the
+ *   entered batch and the `request/header`: one grouped fsync per step), after
+ *   each burst of admissions that logged `inbox/enqueue`, and at each turn's
+ *   end. The model never sees what a crash could then lose, and an admitted
+ *   prompt is on disk soon after the admission call returns.
+ * - `'turn'`: only at each turn's end (and after a one-shot injection turn),
+ *   for throughput; a crash may lose the open turn, including a prompt the
+ *   model already received.
+ */
+export type Durability = 'step' | 'turn'
+
 export interface AgentLoopConfig {
   /** Size of each agent's rolling pool of concurrency-safe tool calls; 1 runs tools serially. */
   maxParallelToolCalls: number
+  /** When the session log is made durable; see `Durability`. */
+  durability: Durability
   agents: ConfigAgent[]
 }
 
@@ -25,6 +41,9 @@ export const AgentLoopConfig: Schema<Partial<AgentLoopConfig>, AgentLoopConfig> 
     .min(1)
     .default(10)
     .description('Concurrency-safe tool calls run in a rolling pool of this size per agent (1 = serial).'),
+  durability: Schema.union(['step', 'turn'] as const)
+    .default('step')
+    .description("When the session log is flushed: 'step' before every request and after admissions (default), 'turn' only at turn ends."),
   agents: Schema.array(
     Schema.object({
       id: Schema.string().required().description('Stable label of the agent.'),

@@ -1,6 +1,7 @@
 import type { AgentEventEmitter, AgentMessage, Inbox } from '@deepseek-ai/dsh-agent'
 import { deepFreeze, type MessageId } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
+import type { LogWriter } from './failure'
 
 /** One announcement, reserved before its log event is appended. */
 interface Slot {
@@ -20,6 +21,9 @@ interface Slot {
  * announcements go through a FIFO of slots reserved before each append, so
  * listeners of `agent/inbox/*` hear the transitions in log order even when a
  * nested one finishes first.
+ *
+ * A transition whose log event is refused is undone in the columns, so
+ * memory keeps agreeing with the log (the item stays pending in both).
  */
 export class InboxState {
   private turnColumn: AgentMessage[] = []
@@ -29,7 +33,7 @@ export class InboxState {
   private draining = false
 
   constructor(
-    private readonly session: Session,
+    private readonly log: LogWriter,
     private readonly events: AgentEventEmitter,
   ) {}
 
@@ -63,9 +67,9 @@ export class InboxState {
     column.push(message)
     this.view = undefined
     this.logged(
-      () => this.session.append('inbox/enqueue', { message }),
+      () => this.log.append('inbox/enqueue', { message }),
       () => this.events.emit('agent/inbox/enqueue', message),
-      () => this.remove(message),
+      () => void this.remove(message),
     )
   }
 
@@ -77,21 +81,25 @@ export class InboxState {
 
   /** Claims one item. Returns false (and does nothing) when it is no longer pending. */
   dequeue(message: AgentMessage): boolean {
+    const restore = this.snapshot()
     if (!this.remove(message)) return false
     this.logged(
-      () => this.session.append('inbox/dequeue', { id: message.id }),
+      () => this.log.append('inbox/dequeue', { id: message.id }),
       () => this.events.emit('agent/inbox/dequeue', message),
+      restore,
     )
     return true
   }
 
   /** Drops the given pending items (those no longer pending are skipped). */
   discard(messages: readonly AgentMessage[]): void {
+    const restore = this.snapshot()
     const dropped = messages.filter((message) => this.remove(message))
     if (dropped.length === 0) return
     this.logged(
-      () => this.session.append('inbox/discard', { ids: dropped.map((message) => message.id) }),
+      () => this.log.append('inbox/discard', { ids: dropped.map((message) => message.id) }),
       () => this.events.emit('agent/inbox/discard', dropped),
+      restore,
     )
   }
 
@@ -111,10 +119,16 @@ export class InboxState {
    */
   requeueSteering(): void {
     while (this.stepColumn.length) {
+      const restore = this.snapshot()
       const message = this.stepColumn.shift()!
       this.turnColumn.push(deepFreeze({ ...message, target: 'next-turn' as const, wakeup: true }))
       this.view = undefined
-      this.session.append('inbox/requeue', { id: message.id })
+      try {
+        this.log.append('inbox/requeue', { id: message.id })
+      } catch (error) {
+        restore()
+        throw error
+      }
     }
   }
 
@@ -181,6 +195,17 @@ export class InboxState {
       while (this.slots.length && this.slots[0]!.announce) this.slots.shift()!.announce!()
     } finally {
       this.draining = false
+    }
+  }
+
+  /** Restores both columns as they are now (a refused transition is undone with it). */
+  private snapshot(): () => void {
+    const turn = this.turnColumn.slice()
+    const step = this.stepColumn.slice()
+    return () => {
+      this.turnColumn = turn
+      this.stepColumn = step
+      this.view = undefined
     }
   }
 

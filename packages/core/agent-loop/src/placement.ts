@@ -3,11 +3,12 @@ import {
   createUserMessage,
   newMessageId,
   type ContentBlock,
+  type JsonObject,
   type MessageId,
   type MessageSource,
   type UserMessage,
 } from '@deepseek-ai/dsh-llm'
-import type { PromptEnvelope } from '@deepseek-ai/dsh-session'
+import type { PromptEnvelope, SessionEventMap } from '@deepseek-ai/dsh-session'
 
 /** The separator line between prefixed contexts and the request (placement `prompt-prefix`). */
 export const REQUEST_SEPARATOR = '## My request:'
@@ -19,6 +20,16 @@ export const CONTEXT_SOURCE: MessageSource = Object.freeze({ kind: 'plugin', plu
 export interface PlacedMessage {
   readonly message: UserMessage
   readonly envelope?: PromptEnvelope
+  /** An injection's admission metadata, when not empty (it has no `inbox/enqueue` to carry it). */
+  readonly metadata?: JsonObject
+}
+
+/** The `user/message` data of a placed message: the message, and its envelope and metadata when it has them. */
+export function userMessageData(placed: PlacedMessage): SessionEventMap['user/message'] {
+  const data: SessionEventMap['user/message'] = { message: placed.message }
+  if (placed.envelope) data.envelope = placed.envelope
+  if (placed.metadata) data.metadata = placed.metadata
+  return data
 }
 
 /**

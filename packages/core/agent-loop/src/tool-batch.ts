@@ -1,6 +1,6 @@
 import type { Agent, AdditionalContext } from '@deepseek-ai/dsh-agent'
 import { createToolResultMessage, type ToolCallBlock, type UserMessage } from '@deepseek-ai/dsh-llm'
-import type { Session } from '@deepseek-ai/dsh-session'
+import type { LogWriter } from './failure'
 
 /** What one tool call produced, as `ctx.tools` resolves it. */
 export interface CallOutcome {
@@ -40,6 +40,11 @@ export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dis
  * real results, and `finishAborted` gives every call that never started its
  * `tool/call` and an `ABORTED_BEFORE_DISPATCH` result, still in model order
  * (R-CAN-4).
+ *
+ * When the log refuses a `tool/call` or a `tool/result`, the batch is
+ * *broken*: the later entries cannot follow in model order, so nothing more
+ * is logged; calls under way still run to their end (the turn waits for
+ * them), and `run` rejects with the refusal.
  */
 export class ToolBatch {
   private readonly started: boolean[]
@@ -53,10 +58,12 @@ export class ToolBatch {
   private logged = 0
   /** How many calls have started. */
   private count = 0
+  /** The refusal that broke the batch: nothing more is logged. */
+  private broken: { error: unknown } | undefined
 
   constructor(
     private readonly calls: readonly ToolCallBlock[],
-    private readonly session: Session,
+    private readonly log: LogWriter,
     private readonly tools: BatchTools,
     private readonly agent: Agent,
     private readonly turn: number,
@@ -70,9 +77,18 @@ export class ToolBatch {
 
   /** Runs calls until all are settled or the signal aborts; then waits for the ones under way. */
   async run(): Promise<void> {
+    try {
+      await this.runAll()
+    } finally {
+      await this.drain()
+    }
+    if (this.broken) throw this.broken.error
+  }
+
+  private async runAll(): Promise<void> {
     for (let i = 0; i < this.calls.length; i++) {
       for (;;) {
-        if (this.signal.aborted) return this.drain()
+        if (this.signal.aborted || this.broken) return this.drain()
         const safe = this.maxParallel > 1 && this.classify(this.calls[i]!)
         if (safe) {
           if (this.bodies.size < this.maxParallel) {
@@ -97,7 +113,7 @@ export class ToolBatch {
     await this.drain()
   }
 
-  /** Waits until every started call's result is logged. */
+  /** Waits until every started call's result is logged (or, in a broken batch, every started call has settled). */
   async drain(): Promise<void> {
     let tail
     do {
@@ -113,11 +129,11 @@ export class ToolBatch {
    */
   async finishAborted(): Promise<void> {
     await this.drain()
-    for (let i = 0; i < this.calls.length; i++) {
+    for (let i = 0; i < this.calls.length && !this.broken; i++) {
       if (this.started[i]) continue
       this.started[i] = true
       const call = this.calls[i]!
-      this.logCall(call)
+      if (!this.logCall(call)) return
       let outcome: CallOutcome
       try {
         outcome = await (await this.tools.plan(call, { agent: this.agent, signal: this.signal })).finish()
@@ -149,8 +165,8 @@ export class ToolBatch {
   private start(index: number): void {
     const call = this.calls[index]!
     this.started[index] = true
+    if (!this.logCall(call)) return
     this.count++
-    this.logCall(call)
     const planned = this.policy.then(() => this.tools.plan(call, { agent: this.agent, signal: this.signal }))
     this.policy = planned.catch(() => undefined)
     const body: Promise<void> = planned.then(
@@ -170,21 +186,33 @@ export class ToolBatch {
       })
   }
 
-  private logCall(call: ToolCallBlock): void {
-    this.session.append('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
+  /** Logs a call's `tool/call`; false (and the batch broken) when the log refuses it. */
+  private logCall(call: ToolCallBlock): boolean {
+    try {
+      this.log.append('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
+      return true
+    } catch (error) {
+      this.broken ??= { error }
+      return false
+    }
   }
 
-  /** Logs every result whose predecessors are all logged. */
+  /** Logs every result whose predecessors are all logged; stops for good at a refused one. */
   private logDue(): void {
-    while (this.logged < this.calls.length) {
+    while (this.logged < this.calls.length && !this.broken) {
       const outcome = this.outcomes[this.logged]
       if (!outcome) return
-      this.session.append('tool/result', {
-        turn: this.turn,
-        step: this.step,
-        message: outcome.message,
-        ...(outcome.error ? { error: outcome.error } : {}),
-      })
+      try {
+        this.log.append('tool/result', {
+          turn: this.turn,
+          step: this.step,
+          message: outcome.message,
+          ...(outcome.error ? { error: outcome.error } : {}),
+        })
+      } catch (error) {
+        this.broken = { error }
+        return
+      }
       this.logged++
     }
   }

@@ -25,7 +25,8 @@ import {
 } from '@deepseek-ai/dsh-llm'
 import type { SessionEventMap, TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
 import { TurnAborted, TurnHolder, checkAborted } from './cancellation'
-import { contextMessages, placeInput, type PlacedMessage } from './placement'
+import { failureReason, persistenceFailed } from './failure'
+import { contextMessages, placeInput, userMessageData, type PlacedMessage } from './placement'
 import type { ReactLoopAgent } from './agent'
 import { ToolBatch } from './tool-batch'
 
@@ -63,7 +64,12 @@ export class StepState {
   readonly deferred: PlacedMessage[] = []
   assembler: Assembler | undefined
   readonly chunkSeqs: number[] = []
+  /** The log accepted `step/start`: the step exists in the log and must be closed there. */
+  logged = false
+  /** The anchor was written, or refused: in either case it is never written again. */
   anchored = false
+  /** `step/end` was written, or refused: in either case it is never written again. */
+  ended = false
   calls: readonly ToolCallBlock[] = []
   /** The route that answers this step, once the call is prepared. */
   source: { kind: 'model'; provider: string; model: string } | undefined
@@ -92,8 +98,16 @@ export class TurnState {
   failure: { error: unknown; step: number | undefined } | undefined
   /** Consecutive provider failures of this turn (cleared by a success). */
   readonly priorFailures: LlmFailure[] = []
+  /** The step that was open when the agent failed, for `agent/error`. */
+  failedStep: number | undefined
 
   constructor(readonly trigger: TurnTrigger) {}
+
+  /** The agent failed while this turn was open: it unwinds to its close, which ends it `error` and reports. */
+  fail(error: Error): void {
+    this.failedStep = this.step?.step
+    this.holder.fail(error)
+  }
 
   /** Whether `turn/start` is not written yet: an injection must wait for it. */
   get opening(): boolean {
@@ -109,7 +123,7 @@ export class TurnState {
   opened(agent: ReactLoopAgent): void {
     const early = this.early!
     this.early = undefined
-    for (const placed of early) agent.session.append('user/message', { message: placed.message })
+    for (const placed of early) agent.append('user/message', userMessageData(placed))
   }
 }
 
@@ -121,7 +135,9 @@ export interface HeaderState extends Omit<SessionEventMap['request/header'], 'to
 
 /**
  * Runs one turn of `agent` to its close (R-LOOP-1…5). Never throws: a failure
- * ends the turn (`turn/end{error}`, `agent/error`), never the loop.
+ * ends the turn (`turn/end{error}`, `agent/error`), never the loop; a refused
+ * write or failed flush fails the agent (see `FailureState`) and closes the
+ * turn as far as the log still accepts.
  */
 export async function runTurn(agent: ReactLoopAgent, trigger: 'prompt' | 'steering'): Promise<void> {
   const session = agent.session
@@ -130,15 +146,24 @@ export async function runTurn(agent: ReactLoopAgent, trigger: 'prompt' | 'steeri
   // synchronous step, so a cancel never falls between them).
   const state = new TurnState({ kind: trigger })
   agent.openTurn = state
-  const item = trigger === 'prompt' ? agent.inboxState.claimTurn() : undefined
-  if (trigger === 'prompt' && !item) {
+  let item: AgentMessage | undefined
+  try {
+    item = trigger === 'prompt' ? agent.inboxState.claimTurn() : undefined
+    if (trigger === 'prompt' && !item) {
+      agent.openTurn = undefined
+      return
+    }
+    state.turn = session.position.lastTurn + 1
+    agent.append('turn/start', { turn: state.turn, trigger: state.trigger })
+  } catch (error) {
+    // The log refused the claim or turn/start: no turn is open in the log, and the agent failed.
     agent.openTurn = undefined
+    if (error !== agent.failed.error) throw error
+    agent.reportOutsideTurn()
     return
   }
-  state.turn = session.position.lastTurn + 1
-  session.append('turn/start', { turn: state.turn, trigger: state.trigger })
-  state.opened(agent)
   try {
+    state.opened(agent)
     await driveTurn(agent, state, item)
   } catch (error) {
     if (!(error instanceof TurnAborted) && !state.holder.aborted) {
@@ -157,7 +182,7 @@ async function driveTurn(agent: ReactLoopAgent, state: TurnState, item: AgentMes
     const decision = await promptPolicy(agent, state, item)
     checkAborted(holder)
     if (decision.kind === 'block') {
-      state.end = { kind: 'blocked' }
+      state.end = { kind: 'blocked', reason: decision.reason }
       return
     }
     proposal = {
@@ -223,7 +248,10 @@ async function driveTurn(agent: ReactLoopAgent, state: TurnState, item: AgentMes
 async function promptPolicy(agent: ReactLoopAgent, state: TurnState, item: AgentMessage): Promise<PromptDecision> {
   const allow: PromptDecision = { kind: 'allow', content: item.content, additionalContexts: item.contexts }
   const decision = await agent.checkpoints.waterfall('agent/prompt-submit', [agent, item.content, item.source, state.holder.signal], () => allow)
-  if (decision?.kind === 'block') return decision
+  if (decision?.kind === 'block') {
+    if (typeof decision.reason !== 'string') throw pluginBug('agent/prompt-submit', 'a block decision needs a reason string')
+    return decision
+  }
   if (decision?.kind !== 'allow') throw pluginBug('agent/prompt-submit', 'must return { kind: "allow" | "block" }')
   const problem = contentProblem(decision.content, 'agent/prompt-submit content')
   if (problem) throw pluginBug('agent/prompt-submit', problem)
@@ -274,14 +302,15 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   // enter the batch. Steering a cancel discarded meanwhile is not written.
   const current = new StepState(turn, step)
   state.step = current
-  session.append('step/start', { turn, step })
+  agent.append('step/start', { turn, step })
+  current.logged = true
   const dropped = new Set<string>()
   for (const message of proposal.steering) if (!agent.inboxState.dequeue(message)) dropped.add(message.id)
   for (const message of entered) {
     const entry = proposal.entries.find((candidate) => candidate.placed.message === message)
-    if (!entry) session.append('user/message', { message })
+    if (!entry) agent.append('user/message', { message })
     else if (!(entry.type === 'steering/message' && dropped.has(entry.item ?? ''))) {
-      session.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
+      agent.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
     }
   }
 
@@ -303,6 +332,12 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   const prepared = await env.llm.prepareCall(config, holder.signal)
   checkAborted(holder)
   agent.logHeader(prepared.config, context.system, context.tools)
+  // Durability before the request (durability 'step'): the batch and the header, everything the
+  // request derives from, are on disk before it leaves: one grouped fsync per step.
+  if (env.durability === 'step') {
+    await agent.flushBeforeRequest()
+    checkAborted(holder)
+  }
   const source = { kind: 'model' as const, provider: prepared.config.provider, model: prepared.config.model }
   current.source = source
   const request = Object.freeze({
@@ -327,7 +362,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   const signal = holder.signal
   for await (const chunk of stream) {
     if (signal.aborted) break
-    current.chunkSeqs.push(session.append('assistant/chunk', { turn, step, chunk }).seq)
+    current.chunkSeqs.push(agent.append('assistant/chunk', { turn, step, chunk }).seq)
     assembler.push(chunk)
   }
   checkAborted(holder)
@@ -357,7 +392,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   writeAnchor(agent, current, message, result.usage, result.finishReason)
 
   if (current.calls.length) {
-    current.batch = new ToolBatch(current.calls, session, env.tools, agent, turn, step, env.maxParallelToolCalls, holder.signal)
+    current.batch = new ToolBatch(current.calls, agent, env.tools, agent, turn, step, env.maxParallelToolCalls, holder.signal)
     await current.batch.run()
     checkAborted(holder)
   }
@@ -367,7 +402,7 @@ async function runStep(agent: ReactLoopAgent, state: TurnState, step: number, pr
   if (agent.inboxState.hasSteering) for (const item of agent.inboxState.nextStep.slice()) {
     if (!agent.inboxState.dequeue(item)) continue
     for (const placed of placeInput(item.id, item.content, item.source, item.contexts, item.placement)) {
-      session.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
+      agent.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
     }
     current.wroteSteering = true
   }
@@ -387,7 +422,9 @@ function writeAnchor(
   finishReason: FinishReason,
   interrupted = false,
 ): void {
-  agent.session.append('assistant/message', {
+  // Marked first: an anchor the log refuses is never written again (not even as an interrupted one).
+  step.anchored = true
+  agent.append('assistant/message', {
     turn: step.turn,
     step: step.step,
     message,
@@ -396,7 +433,6 @@ function writeAnchor(
     finishReason,
     ...(interrupted ? { interrupted: true as const } : {}),
   })
-  step.anchored = true
   step.calls = toolCallsOf(message)
 }
 
@@ -408,16 +444,14 @@ function settleResults(agent: ReactLoopAgent, step: StepState): void {
   if (step.resultsDone) return
   step.resultsDone = true
   if (step.batch) {
-    for (const placed of contextMessages(step.batch.contexts())) {
-      agent.session.append('user/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
-    }
+    for (const placed of contextMessages(step.batch.contexts())) agent.append('user/message', userMessageData(placed))
   }
   appendDeferred(agent, step)
 }
 
 /** Appends the deferred injections, including any injected while they are being appended. */
 function appendDeferred(agent: ReactLoopAgent, step: StepState): void {
-  while (step.deferred.length) agent.session.append('user/message', { message: step.deferred.shift()!.message })
+  while (step.deferred.length) agent.append('user/message', userMessageData(step.deferred.shift()!))
 }
 
 /** Ends the deferral window: what waited is appended, and from here on an `inject()` is appended directly. */
@@ -429,7 +463,8 @@ function stopDeferring(agent: ReactLoopAgent, step: StepState): void {
 
 function finishStep(agent: ReactLoopAgent, step: StepState): void {
   stopDeferring(agent, step)
-  agent.session.append('step/end', { turn: step.turn, step: step.step })
+  step.ended = true
+  agent.append('step/end', { turn: step.turn, step: step.step })
   const open = agent.openTurn
   if (open?.step === step) open.step = undefined
 }
@@ -441,27 +476,27 @@ function finishStep(agent: ReactLoopAgent, step: StepState): void {
  * synthetic `ABORTED_BEFORE_DISPATCH` pair, in model order; then the admitted
  * contexts and deferred injections, `agent/post-step` (with the aborted signal,
  * on a cancel), and `step/end`.
+ *
+ * After the agent failed, each part is attempted once and a refusal moves on
+ * to the next (the log decides how far the step closes); nothing refused is
+ * written again, and no plugin checkpoint runs.
  */
 async function closeInterruptedStep(agent: ReactLoopAgent, state: TurnState, step: StepState): Promise<void> {
-  if (!step.anchored && step.assembler && step.source) {
-    const source = step.source
-    const result = step.assembler.count ? step.assembler.result() : undefined
-    writeAnchor(
-      agent,
-      step,
-      createAssistantMessage(step.assembler.partial(), { source }),
-      result?.usage,
-      { kind: 'aborted' },
-      true,
-    )
-  }
+  await tolerant(agent, () => {
+    if (!step.anchored && step.assembler && step.source) {
+      const source = step.source
+      const result = step.assembler.count ? step.assembler.result() : undefined
+      writeAnchor(agent, step, createAssistantMessage(step.assembler.partial(), { source }), result?.usage, { kind: 'aborted' }, true)
+    }
+  })
   if (step.calls.length) {
-    step.batch ??= new ToolBatch(step.calls, agent.session, agent.env.tools, agent, step.turn, step.step, 1, state.holder.signal)
-    await step.batch.finishAborted()
+    step.batch ??= new ToolBatch(step.calls, agent, agent.env.tools, agent, step.turn, step.step, 1, state.holder.signal)
+    const batch = step.batch
+    await tolerant(agent, () => batch.finishAborted())
   }
-  settleResults(agent, step)
-  stopDeferring(agent, step)
-  if (state.holder.aborted && !state.failure) {
+  await tolerant(agent, () => settleResults(agent, step))
+  await tolerant(agent, () => stopDeferring(agent, step))
+  if (state.holder.aborted && !state.failure && !agent.failed.error) {
     try {
       await agent.checkpoints.serial('agent/post-step', [agent, step.turn, step.step, state.holder.signal])
     } catch (error) {
@@ -469,6 +504,15 @@ async function closeInterruptedStep(agent: ReactLoopAgent, state: TurnState, ste
     }
   }
   finishStep(agent, step)
+}
+
+/** Runs one part of a close; once the agent failed, a refusal (or any throw) there does not stop the close. */
+async function tolerant(agent: ReactLoopAgent, part: () => void | Promise<void>): Promise<void> {
+  try {
+    await part()
+  } catch (error) {
+    if (!agent.failed.error) throw error
+  }
 }
 
 async function recover(
@@ -500,29 +544,48 @@ async function continuation(agent: ReactLoopAgent, state: TurnState, fallback: C
  */
 async function closeTurn(agent: ReactLoopAgent, state: TurnState): Promise<void> {
   const step = state.step
-  if (step) {
+  // A step the log never opened, or whose step/end was written or refused, is not closed again.
+  if (step && step.logged && !step.ended) {
     try {
       await closeInterruptedStep(agent, state, step)
     } catch (error) {
-      state.failure ??= { error, step: step.step }
+      if (!agent.failed.error) state.failure ??= { error, step: step.step }
     }
   }
-  if (state.terminal !== undefined) agent.inboxState.discardSteering()
-  else if (agent.inboxState.hasSteering && !agent.disposing) agent.inboxState.requeueSteering()
+  try {
+    if (state.terminal !== undefined) agent.inboxState.discardSteering()
+    // A failed agent leaves leftover steering pending in the log, for a resume.
+    else if (agent.inboxState.hasSteering && !agent.disposing && !agent.failed.error) agent.inboxState.requeueSteering()
+  } catch (error) {
+    if (!agent.failed.error) throw error
+  }
   // Decided after the steering moved: a cancel from one of those events' listeners still counts.
   const reason = endReason(agent, state)
   agent.openTurn = undefined
-  agent.session.append('turn/end', { turn: state.turn, reason })
-  if (reason.kind === 'error') agent.events.emit('agent/error', state.turn, state.failure?.step, state.failure?.error)
+  try {
+    agent.append('turn/end', { turn: state.turn, reason })
+  } catch (error) {
+    // Refused (the agent failed): the turn stays open in the log, as far as it accepted.
+    if (error !== agent.failed.error) throw error
+  }
+  // The turn's own failure first (a plugin's, a provider's), then the agent's, each once.
+  if (state.failure && (reason.kind === 'error' || agent.failed.error)) {
+    agent.events.emit('agent/error', state.turn, state.failure.step, state.failure.error)
+  }
+  agent.reportFailure(state.turn, state.failedStep)
   try {
     await agent.env.sessions.flush(agent.session)
   } catch (error) {
-    agent.logger.error(error)
+    agent.fail(persistenceFailed(agent.id, error))
+    agent.reportFailure(state.turn, undefined)
   }
   if (state.terminal !== undefined) agent.endTerminalWindow()
 }
 
 function endReason(agent: ReactLoopAgent, state: TurnState): TurnEndReason {
+  // The agent's failure wins: the log must say the turn did not end normally.
+  const failure = agent.failed.error
+  if (failure) return failureReason(failure)
   if (agent.disposing) return { kind: 'aborted' }
   if (state.terminal !== undefined) return { kind: 'stopped', by: state.terminal }
   if (state.holder.aborted) return { kind: 'aborted' }
@@ -564,6 +627,11 @@ function checkEntered(messages: unknown): readonly UserMessage[] {
     ids.add(id!)
     if (message === null || typeof message !== 'object' || (message as UserMessage).role !== 'user' || typeof (message as UserMessage).id !== 'string') {
       throw pluginBug('agent/pre-step', `enter.messages[${i}] must be a user message with an id (createUserMessage)`)
+    }
+    // Checked here so that a plugin's malformed message fails the turn (INVALID_DECISION), not the log (APPEND_REFUSED).
+    const source = (message as UserMessage).source as { kind?: unknown } | null | undefined
+    if (source === null || typeof source !== 'object' || typeof source.kind !== 'string' || !source.kind) {
+      throw pluginBug('agent/pre-step', `enter.messages[${i}].source must be a tagged source such as { kind: 'user' } (createUserMessage)`)
     }
     const problem = contentProblem((message as UserMessage).content, `enter.messages[${i}].content`)
     if (problem) throw pluginBug('agent/pre-step', problem)

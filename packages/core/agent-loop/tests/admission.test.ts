@@ -108,7 +108,7 @@ describe('admission (R-IN-1…8)', () => {
       'inbox/enqueue next-turn "allowed"',
       'inbox/dequeue',
       'turn/start 1 prompt',
-      'turn/end 1 blocked',
+      'turn/end 1 blocked "no"',
       'inbox/dequeue',
     ])
     expect(transcript(model.requests[0]!.messages)).toEqual(['user: allowed'])
@@ -117,10 +117,10 @@ describe('admission (R-IN-1…8)', () => {
   it('R-IN-4: the next ordinary item waits until the previous turn\'s flush has settled', async () => {
     const { agent, root, model } = await spine({ model: { script: ['one', 'two'] } })
     const gate = deferred()
-    let flushes = 0
-    root.on('session/flush', async () => {
-      flushes++
-      if (flushes === 1) await gate.promise
+    let checkpoints = 0
+    root.on('session/flush', async (session) => {
+      // The first turn's checkpoint (not the admission's or the step's flush) is held.
+      if (session.events.at(-1)?.type === 'turn/end' && ++checkpoints === 1) await gate.promise
     })
     const a = await agent()
     a.followup('first')
@@ -247,7 +247,7 @@ describe('admission (R-IN-1…8)', () => {
       'turn/start 1 prompt',
       'inbox/enqueue next-step "keep me"',
       'inbox/requeue',
-      'turn/end 1 blocked',
+      'turn/end 1 blocked "blocked"',
       'inbox/dequeue',
     ])
     const requeue = a.session.events.find((e) => e.type === 'inbox/requeue')!
@@ -345,5 +345,58 @@ describe('admission (R-IN-1…8)', () => {
     expect(Object.isFrozen(inbox.nextTurn)).toBe(true)
     expect(inbox.nextTurn.map((m) => [m.target, m.wakeup])).toEqual([['next-turn', false]])
     expect(() => (inbox.nextTurn as unknown[]).push(1)).toThrow()
+  })
+})
+
+describe('what the log carries for a resumed or forked agent (issue 15.6)', () => {
+  it("R-IN-7: an injection's metadata is carried by its user/message on every path; empty metadata adds no field", async () => {
+    const gate = deferred<string>()
+    const slow = defineTool({ name: 'slow', description: 'waits', parameters: z.object({}), execute: () => gate.promise })
+    const { agent, root, model } = await spine({ model: { script: [{ toolCalls: [{ name: 'slow', arguments: {} }], answer: 'done' }] }, tools: [slow] })
+    const a = await agent()
+    // Idle: a one-shot injection turn.
+    a.inject({ content: 'idle note', metadata: { origin: 'ide', line: 3 } })
+    // Between steps (from post-step): appended directly.
+    root.on('agent/post-step', (_agent, _turn, step) => void (step === 1 && a.inject({ content: 'between steps', metadata: { origin: 'hook' } })))
+    a.followup('go')
+    // During the tool batch: deferred to after the step's last result.
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    a.inject({ content: 'deferred note', metadata: { origin: 'watcher' } })
+    a.inject('no metadata')
+    gate.resolve('slow done')
+    await a.whenIdle()
+    const injected = a.session.events.flatMap((event) =>
+      event.type === 'user/message' && event.data.message.source.kind === 'user'
+        ? [[(event.data.message.content[0] as { text: string }).text, 'metadata' in event.data ? event.data.metadata : 'none']]
+        : [],
+    )
+    expect(injected).toEqual([
+      ['idle note', { origin: 'ide', line: 3 }],
+      ['go', 'none'],
+      ['deferred note', { origin: 'watcher' }],
+      ['no metadata', 'none'],
+      ['between steps', { origin: 'hook' }],
+    ])
+    expect(model.calls).toBe(2)
+  })
+
+  it('R-IN-2: a blocked prompt logs its reason in turn/end{blocked}; a block without a reason string fails the turn INVALID_DECISION', async () => {
+    const { agent, root } = await spine({ model: { script: ['unused'] } })
+    root.on('agent/prompt-submit', async (_agent, content, _source, _signal, next) => {
+      const text = (content[0] as { text: string }).text
+      if (text === 'secret') return { kind: 'block', reason: 'the prompt names a secret' }
+      if (text === 'broken') return { kind: 'block' } as never
+      return next()
+    })
+    const a = await agent()
+    a.followup('secret')
+    a.followup('broken')
+    await a.whenIdle()
+    const ends = a.session.events.flatMap((event) => (event.type === 'turn/end' ? [event.data.reason] : []))
+    expect(ends).toEqual([
+      { kind: 'blocked', reason: 'the prompt names a secret' },
+      { kind: 'error', failure: { code: 'INVALID_DECISION', message: 'agent/prompt-submit: a listener returned a malformed value (a block decision needs a reason string)' } },
+    ])
   })
 })

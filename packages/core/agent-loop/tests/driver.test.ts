@@ -43,9 +43,10 @@ describe('continuation (R-LOOP-4, R-LOOP-8)', () => {
       a.steer('pending at the decision')
       return { kind: 'stop', by: 'step-budget', terminal: true }
     })
-    let flushes = 0
-    root.on('session/flush', async () => {
-      if (flushes++ === 0) {
+    let checkpoints = 0
+    root.on('session/flush', async (session) => {
+      // The turn's checkpoint (not the admission's or the step's flush).
+      if (session.events.at(-1)?.type === 'turn/end' && checkpoints++ === 0) {
         a.steer('arrives during the flush')
         await gate.promise
       }
@@ -148,7 +149,8 @@ describe('status, whenIdle and maintenance (R-LOOP-5, R-LOOP-7)', () => {
     const { agent, root } = await spine({ model: { script: ['a'] } })
     const a = await agent()
     const gate = deferred()
-    root.on('session/flush', () => gate.promise)
+    // The turn's checkpoint is held (the step's flush before the request is not).
+    root.on('session/flush', (session) => (session.events.at(-1)?.type === 'turn/end' ? gate.promise : undefined))
     a.followup('one')
     let idle = false
     const waiting = a.whenIdle().then(() => (idle = true))

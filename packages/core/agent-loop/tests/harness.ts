@@ -1,9 +1,9 @@
 import { Context } from 'cordis'
 import Agents, { type Agent, type AgentHandle, type AgentOptions } from '@deepseek-ai/dsh-agent'
-import AgentLoop from '@deepseek-ai/dsh-agent-loop'
+import AgentLoop, { type Durability } from '@deepseek-ai/dsh-agent-loop'
 import Llm, { type ContentBlock } from '@deepseek-ai/dsh-llm'
 import { ScriptedModel, type ScriptedModelOptions } from '@deepseek-ai/dsh-llm-scripted'
-import Sessions, { SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
+import Sessions, { SessionError, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import Tools, { defineTool, type ToolDefinition } from '@deepseek-ai/dsh-tools'
 import { z } from 'zod'
@@ -21,6 +21,8 @@ export interface SpineOptions {
   model?: ScriptedModelOptions
   maxParallelToolCalls?: number
   tools?: ToolDefinition<any>[]
+  /** The loop's `durability` (default: the loop's default, `'step'`). */
+  durability?: Durability
 }
 
 /** The real spine (no mocks of our packages) with a scripted model registered as provider `scripted`. */
@@ -34,7 +36,11 @@ export async function spine(options: SpineOptions = {}) {
   const model = new ScriptedModel(options.model ?? {})
   root.llm.registerAdapter(['scripted'], model)
   for (const tool of options.tools ?? []) root.tools.register(tool)
-  const loop = root.plugin(AgentLoop, { maxParallelToolCalls: options.maxParallelToolCalls ?? 10, agents: [] })
+  const loop = root.plugin(AgentLoop, {
+    maxParallelToolCalls: options.maxParallelToolCalls ?? 10,
+    agents: [],
+    ...(options.durability ? { durability: options.durability } : {}),
+  })
   await loop
   const handles: AgentHandle[] = []
   return {
@@ -83,7 +89,14 @@ function describe(event: AnySessionEvent): string {
       return `turn/start ${event.data.turn} ${event.data.trigger.kind}`
     case 'turn/end': {
       const reason = event.data.reason
-      const detail = reason.kind === 'stopped' ? ` by ${reason.by}` : reason.kind === 'error' ? ` ${reason.failure.code}` : ''
+      const detail =
+        reason.kind === 'stopped'
+          ? ` by ${reason.by}`
+          : reason.kind === 'error'
+            ? ` ${reason.failure.code}`
+            : reason.kind === 'blocked' && reason.reason !== undefined
+              ? ` ${JSON.stringify(reason.reason)}`
+              : ''
       return `turn/end ${event.data.turn} ${reason.kind}${detail}`
     }
     case 'step/start':
@@ -138,4 +151,42 @@ export function transcript(messages: readonly { role: string; content: readonly 
     })
     return `${message.role}: ${parts.join(' | ')}`
   })
+}
+
+/** One `session.append` call as `refusingLog` saw it. */
+export interface AppendAttempt {
+  readonly type: string
+  readonly data: unknown
+  /** Whether the test made the log refuse it. */
+  readonly refused: boolean
+}
+
+/**
+ * Makes `agent.session` refuse chosen appends the way the log refuses an
+ * invalid event: `refuse(type, data, attempt)` is asked for every append
+ * (`attempt` is its 0-based number) and `true` throws a `SessionError`
+ * (`INVARIANT`) instead of appending. Every attempt is recorded.
+ *
+ * A loop that retries without end would never give the test back (it spins
+ * on microtasks): after `limit` attempts the log refuses everything, marks the
+ * agent disposing so that its drain ends, and sets `runaway`, which the test
+ * then asserts is false.
+ */
+export function refusingLog(agent: Agent, refuse: (type: string, data: unknown, attempt: number) => boolean, limit = 5_000) {
+  const session = agent.session
+  const append = session.append.bind(session)
+  const record = { attempts: [] as AppendAttempt[], runaway: false }
+  ;(session as { append: Session['append'] }).append = ((type: string, data: unknown) => {
+    const attempt = record.attempts.length
+    if (attempt >= limit) {
+      record.runaway = true
+      ;(agent as unknown as { disposing: boolean }).disposing = true
+      throw new SessionError('INVARIANT', `the test stopped a runaway loop after ${limit} appends`)
+    }
+    const refused = refuse(type, data, attempt)
+    record.attempts.push({ type, data, refused })
+    if (refused) throw new SessionError('INVARIANT', `cannot append ${type} at seq ${session.events.length}: refused by the test`)
+    return append(type as never, data as never)
+  }) as Session['append']
+  return record
 }

@@ -24,6 +24,22 @@ export interface AgentErrorCodeMap {
   ABORTED: true
   /** Options given to create/resume/config are contradictory or malformed. */
   INVALID_OPTIONS: true
+  /**
+   * A write or a flush of the agent's session log failed (disk full, permission,
+   * I/O, a closed writer): `ctx.sessions.flush(session)` rejected. The agent is
+   * failed: it is idle, and every later admission and `runMaintenance` throws
+   * this code until it is disposed. What the log held at the last successful
+   * flush is durable; resume the session to go on.
+   */
+  PERSISTENCE_FAILED: true
+  /**
+   * The session log refused an event the agent appended (`session.append()`
+   * threw: an invalid structure such as two tool calls with one id, data that
+   * is not lossless JSON). The refused event is never written again; the open
+   * step and turn are closed as far as the log still accepts (`turn/end{error}`),
+   * and the agent is failed as with `PERSISTENCE_FAILED`.
+   */
+  APPEND_REFUSED: true
 }
 
 export type AgentErrorCode = keyof AgentErrorCodeMap

@@ -24,13 +24,21 @@ export function shapeProblem(kind: Kind, data: Record<string, any>): string | un
     case Kind.TurnStart:
       return positiveInteger(data.turn, 'data.turn') ?? tagged(data.trigger, 'kind', 'data.trigger')
     case Kind.TurnEnd:
-      return positiveInteger(data.turn, 'data.turn') ?? tagged(data.reason, 'kind', 'data.reason')
+      return (
+        positiveInteger(data.turn, 'data.turn') ??
+        tagged(data.reason, 'kind', 'data.reason') ??
+        (data.reason.kind === 'blocked' ? optionalString(data.reason.reason, 'data.reason.reason') : undefined)
+      )
     case Kind.StepStart:
     case Kind.StepEnd:
       return turnAndStep(data)
     case Kind.UserMessage:
     case Kind.SteeringMessage:
-      return messageProblem(data.message, 'user', 'data.message') ?? envelopeProblem(data.envelope)
+      return (
+        messageProblem(data.message, 'user', 'data.message') ??
+        envelopeProblem(data.envelope) ??
+        (kind === Kind.UserMessage && data.metadata !== undefined ? object(data.metadata, 'data.metadata') : undefined)
+      )
     case Kind.AssistantChunk:
       return turnAndStep(data) ?? tagged(data.chunk, 'type', 'data.chunk')
     case Kind.AssistantMessage:

@@ -35,8 +35,11 @@ export interface TurnEndReasonMap {
   completed: { kind: 'completed' }
   /** Cancelled (`cancel()` or dispose). */
   aborted: { kind: 'aborted' }
-  /** `agent/prompt-submit` blocked the prompt. */
-  blocked: { kind: 'blocked' }
+  /**
+   * `agent/prompt-submit` blocked the prompt. `reason` is the policy's own
+   * words (`PromptDecision.reason`); logs written before it was recorded lack it.
+   */
+  blocked: { kind: 'blocked'; reason?: string }
   /** A policy stopped the turn (`by` names it: `'pre-step'`, a continuation listener, …). */
   stopped: { kind: 'stopped'; by: string }
   /** The turn failed; `failure` is the structured cause. */
@@ -97,8 +100,12 @@ export interface SessionEventMap {
   'turn/end': { turn: number; reason: TurnEndReason }
   'step/start': { turn: number; step: number }
   'step/end': { turn: number; step: number }
-  /** Model-visible. */
-  'user/message': { message: UserMessage; envelope?: PromptEnvelope }
+  /**
+   * Model-visible. `metadata` (model-hidden) is the admission metadata of an
+   * injected input (`inject()`), present only when it is not empty: an
+   * injection has no `inbox/enqueue` record to carry it, as queued input has.
+   */
+  'user/message': { message: UserMessage; envelope?: PromptEnvelope; metadata?: JsonObject }
   /** Model-visible. */
   'steering/message': { message: UserMessage; envelope?: PromptEnvelope }
   /** Log-only: one streamed chunk. */

@@ -199,6 +199,23 @@ describe('lossless JSON (INVALID_EVENT names the path; the log and the data are 
     expect(error).toBeInstanceOf(SessionError)
   })
 
+  it("turn/end{blocked}'s reason and an injected user/message's metadata are checked when present", async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    expectRefused(session, 'user/message', { message: user('x'), metadata: ['not', 'an object'] } as never, 'INVALID_EVENT', /user\/message: data\.metadata must be an object/)
+    session.append('user/message', { message: user('x'), metadata: { origin: 'ide' } })
+    expectRefused(session, 'turn/end', { turn: 1, reason: { kind: 'blocked', reason: 7 } } as never, 'INVALID_EVENT', /data\.reason\.reason must be a string/)
+    session.append('turn/end', { turn: 1, reason: { kind: 'blocked', reason: 'policy' } })
+    openTurn(session, 2)
+    session.append('turn/end', { turn: 2, reason: { kind: 'blocked' } })
+    expect([3, 4, 7].map((seq) => session.events[seq]!.data)).toEqual([
+      { message: user('x'), metadata: { origin: 'ide' } },
+      { turn: 1, reason: { kind: 'blocked', reason: 'policy' } },
+      { turn: 2, reason: { kind: 'blocked' } },
+    ])
+  })
+
   it('request/header: the optional sampling settings are checked when present', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))

@@ -53,6 +53,7 @@ export function checkWorld(world: World, quiescence: Quiescence): string[] {
   checkHistory(world, events, problems)
   checkRequests(world, events, turns, problems)
   checkFlushes(world, turns, problems)
+  checkDurableRequests(world, events, problems)
   checkStatus(world, problems)
   if (quiescence === 'disposed') {
     for (const record of world.agentEvents) {
@@ -564,6 +565,28 @@ function checkFlushes(world: World, turns: readonly TurnSummary[], problems: str
     const next = driven.find((candidate) => candidate.startSeq > end.seq)
     if (next && !after.some((record) => record.end !== undefined && record.end <= next.startSeq)) {
       problems.push(`#${next.startSeq} turn/start ${next.turn} opened before turn ${turn.turn}'s checkpoint flush settled`)
+    }
+  }
+}
+
+/**
+ * Durability before the request (durability `'step'`, contracts §2): when a
+ * model call is dispatched, a flush that started after every model-visible
+ * event and the `request/header` it derives from has settled. (Log-only
+ * events such as an `inbox/enqueue` of steering that arrived during that
+ * flush may come after.)
+ */
+function checkDurableRequests(world: World, events: readonly AnySessionEvent[], problems: string[]): void {
+  for (const call of world.calls) {
+    let last = -1
+    for (let seq = call.logLength - 1; seq >= 0; seq--) {
+      const type = events[seq]?.type
+      if (type === undefined || type.startsWith('inbox/') || type === 'assistant/chunk') continue
+      last = seq
+      break
+    }
+    if (last >= call.durableLength) {
+      problems.push(`model call #${call.index} left while #${last} ${events[last]!.type} was not durable yet (flushed up to ${call.durableLength})`)
     }
   }
 }

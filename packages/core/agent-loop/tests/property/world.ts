@@ -21,6 +21,8 @@ export interface CallRecord {
   readonly turn: number | undefined
   readonly step: number | undefined
   readonly reply: Reply
+  /** How much of the log a settled flush covered when the call was dispatched (its length when that flush started). */
+  readonly durableLength: number
 }
 
 /** One successful admission call. */
@@ -152,6 +154,7 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
         turn: step?.turn,
         step: step?.step,
         reply: options.replies[index] ?? DEFAULT_REPLY,
+        durableLength: Math.max(0, ...flushes.filter((record) => record.end !== undefined).map((record) => record.at)),
       })
       const stream = model.stream(request)
       void feed(s, call, index)
