@@ -31,7 +31,7 @@ export function isChunkAt(slots: readonly Slot[], seq: number): boolean {
 }
 
 /** The array index a property key names, or -1. */
-function toIndex(key: string): number {
+export function toIndex(key: string): number {
   const length = key.length
   if (length === 0 || length > 10) return -1
   let value = 0
@@ -41,6 +41,17 @@ function toIndex(key: string): number {
     value = value * 10 + digit
   }
   return value
+}
+
+/**
+ * A relative index argument (`slice`'s `start`, `indexOf`'s `fromIndex`) as
+ * `Array.prototype`'s methods read it, clamped to `[0, length]`;
+ * `fallback` when it is `undefined`.
+ */
+export function relativeIndex(value: unknown, length: number, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Math.trunc(Number(value)) || 0
+  return n < 0 ? Math.max(length + n, 0) : Math.min(n, length)
 }
 
 function readOnly(): never {
@@ -98,11 +109,7 @@ export function createEventsView(log: PackedLog): readonly AnySessionEvent[] {
     }
     return cached
   }
-  const relative = (value: unknown, length: number, fallback: number): number => {
-    if (value === undefined) return fallback
-    const n = Math.trunc(Number(value)) || 0
-    return n < 0 ? Math.max(length + n, 0) : Math.min(n, length)
-  }
+  const relative = relativeIndex
   const search = (value: unknown, from: number, to: number, step: 1 | -1): number => {
     const slots = log.slots
     for (let seq = from; seq !== to; seq += step) {

@@ -1,4 +1,5 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
+import { createHistorySnapshot } from './history-snapshot'
 import type { Session } from './session'
 import type { SessionEvent, SessionEventType } from './types'
 
@@ -39,47 +40,63 @@ export type SessionProjector<K extends SessionEventType = SessionEventType> = (
 /**
  * The derived history of one session, maintained at append time (R-PERF-1).
  *
- * `messages` only grows while history is append-only, so a caller that keeps
- * `(array, length)` holds an exact snapshot. A shadowing projection builds new
- * arrays and leaves the old ones untouched.
+ * `entries` only grows while history is append-only; readers get
+ * `snapshot()`, an immutable view of its first entries that is made in O(1)
+ * and does not follow later appends. A shadowing projection builds new arrays
+ * and starts a new `history` (the object `historyOf` answers with), leaving
+ * the old arrays, and every snapshot over them, untouched.
  */
 export class DerivedHistory {
-  messages: Message[] = []
+  private entries: Message[] = []
   private positions: number[] = []
+  private history: object = newHistory()
+  /** The snapshot of the current entries, made on first request after a change. */
+  private current: readonly Message[] | undefined
+
+  /** The history as it is now, as an immutable snapshot; the same object until the history changes. */
+  snapshot(): readonly Message[] {
+    return (this.current ??= createHistorySnapshot(this.entries, this.entries.length, this.history))
+  }
 
   /** Adds messages produced by the event at `seq` (the newest position). */
   add(seq: number, messages: readonly Message[]): void {
+    if (messages.length === 0) return
     for (let i = 0; i < messages.length; i++) {
-      this.messages.push(messages[i]!)
+      this.entries.push(messages[i]!)
       this.positions.push(seq)
     }
+    this.current = undefined
   }
 
   /** Replaces the messages positioned in `[from, to)` with `messages`, at position `from`. */
   replace(from: number, to: number, messages: readonly Message[]): void {
     const lo = lowerBound(this.positions, from)
     const hi = lowerBound(this.positions, to)
-    if (lo === hi && hi === this.messages.length) {
+    if (lo === hi && hi === this.entries.length) {
       // Nothing is removed and nothing follows: still append-only.
-      for (const message of messages) {
-        this.messages.push(message)
-        this.positions.push(from)
-      }
+      this.add(from, messages)
       return
     }
-    const nextMessages = this.messages.slice(0, lo)
+    const nextEntries = this.entries.slice(0, lo)
     const nextPositions = this.positions.slice(0, lo)
     for (const message of messages) {
-      nextMessages.push(message)
+      nextEntries.push(message)
       nextPositions.push(from)
     }
-    for (let i = hi; i < this.messages.length; i++) {
-      nextMessages.push(this.messages[i]!)
+    for (let i = hi; i < this.entries.length; i++) {
+      nextEntries.push(this.entries[i]!)
       nextPositions.push(this.positions[i]!)
     }
-    this.messages = nextMessages
+    this.entries = nextEntries
     this.positions = nextPositions
+    this.history = newHistory()
+    this.current = undefined
   }
+}
+
+/** A new history's identity: an opaque object, named for whoever inspects it. */
+function newHistory(): object {
+  return Object.freeze({ [Symbol.toStringTag]: 'SessionHistory' })
 }
 
 /** The first index whose value is ≥ `value` in an ascending array. */

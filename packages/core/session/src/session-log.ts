@@ -117,7 +117,7 @@ export class SessionLog implements Session, PackedLog {
   }
 
   deriveMessages(): readonly Message[] {
-    return this.history.messages
+    return this.history.snapshot()
   }
 
   typeAt(seq: number): SessionEventType | undefined {

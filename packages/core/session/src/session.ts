@@ -52,12 +52,17 @@ export interface Session {
    * (R-SES-3), maintained incrementally: each append costs O(its own
    * messages), never a re-walk of the log (R-PERF-1).
    *
-   * The returned array is owned by the session and must not be mutated. Its
-   * entries are frozen and keep their identity. It only grows by appending
-   * while history is append-only; when a projector shadows earlier entries,
-   * the session switches to a new array and leaves the old one untouched. So a
-   * caller that records `(array, length)` holds an exact snapshot without
-   * copying; a caller that needs its own array copies it.
+   * Returns an immutable snapshot (R-SES-2): a read-only `Message[]` of the
+   * history as it is now, which later appends do not change (its `length` is
+   * fixed), made in O(1) without copying. `Array.isArray` holds and it reads
+   * like an array in every way (index, iteration, `map`, `slice`, spread,
+   * `JSON.stringify`); every write to it throws a `TypeError`
+   * (`ReadOnlyHistoryError`, code `READ_ONLY`). Its entries are frozen and keep
+   * their identity. Calls with no new message in between return the same
+   * snapshot. Snapshots of one append-only run of history share
+   * `historyOf(snapshot)` (dsh-llm), so an incremental reader can key on it
+   * and resume at the length it reached; a projector that shadows earlier
+   * entries starts a new history.
    */
   deriveMessages(): readonly Message[]
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Context } from 'cordis'
-import { CallId, createUserMessage, MessageId, type Message } from '@deepseek-ai/dsh-llm'
+import { CallId, createUserMessage, historyOf, MessageId, type Message } from '@deepseek-ai/dsh-llm'
 import { SessionId, type Session, type SessionProjector } from '@deepseek-ai/dsh-session'
 import { answer, closedTurn, expectRefused, openTurn, setup, toolCall, toolResult, user } from './helpers'
 
@@ -52,19 +52,23 @@ describe('deriveMessages (R-SES-2, R-SES-3, R-PERF-1)', () => {
     expect(messages.every(Object.isFrozen)).toBe(true)
   })
 
-  it('returns the same append-only array on every call: entries keep their identity, nothing is copied', async () => {
+  it('returns an immutable snapshot: later appends do not change it, entries keep their identity, nothing new means the same snapshot', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))
     closedTurn(session, 1)
     const history = session.deriveMessages()
     const [first, second] = history
-    const lengthBefore = history.length
-    closedTurn(session, 2)
     expect(session.deriveMessages()).toBe(history)
-    expect(history.length).toBe(lengthBefore + 2)
-    expect(history[0]).toBe(first)
-    expect(history[1]).toBe(second)
-    expect(texts(history)).toEqual(['q1', 'answer 1', 'q2', 'answer 2'])
+    session.append('todo/write', { todos: [] }) // log-only: the history did not change
+    expect(session.deriveMessages()).toBe(history)
+    closedTurn(session, 2)
+    const later = session.deriveMessages()
+    expect(texts(history)).toEqual(['q1', 'answer 1'])
+    expect(texts(later)).toEqual(['q1', 'answer 1', 'q2', 'answer 2'])
+    expect(later[0]).toBe(first)
+    expect(later[1]).toBe(second)
+    expect(historyOf(later)).toBe(historyOf(history))
+    expect(historyOf(history)).toBeTypeOf('object')
   })
 
   it('runs a registered projector for a merged type, in log order', async () => {
@@ -79,7 +83,7 @@ describe('deriveMessages (R-SES-2, R-SES-3, R-PERF-1)', () => {
     expect(root.sessions.typeInfo('test/reminder')).toEqual({ type: 'test/reminder', builtIn: false, ignorable: false, projected: true, projector })
   })
 
-  it('a shadowing projector replaces earlier history in a NEW array and leaves the old one untouched', async () => {
+  it('a shadowing projector replaces earlier history in a new history and leaves the old snapshots untouched', async () => {
     const root = await setup()
     root.sessions.projector('test/compaction', compaction)
     const session = root.sessions.create(SessionId('s'))
@@ -94,9 +98,13 @@ describe('deriveMessages (R-SES-2, R-SES-3, R-PERF-1)', () => {
     expect(before.length).toBe(4)
     expect(texts(after)).toEqual(['turn 1 in short', 'q2', 'answer 2'])
     expect(after[1]).toBe(snapshot[2])
+    // The rewrite started a new history: an incremental reader keyed on the old one starts over.
+    expect(historyOf(after)).not.toBe(historyOf(before))
     closedTurn(session, 3)
-    expect(session.deriveMessages()).toBe(after)
-    expect(texts(after)).toEqual(['turn 1 in short', 'q2', 'answer 2', 'q3', 'answer 3'])
+    const latest = session.deriveMessages()
+    expect(texts(after)).toEqual(['turn 1 in short', 'q2', 'answer 2'])
+    expect(texts(latest)).toEqual(['turn 1 in short', 'q2', 'answer 2', 'q3', 'answer 3'])
+    expect(historyOf(latest)).toBe(historyOf(after))
   })
 
   it('a later shadow that covers an earlier replacement replaces it too', async () => {

@@ -1,0 +1,320 @@
+import { inspect } from 'node:util'
+import { HISTORY, type Message } from '@deepseek-ai/dsh-llm'
+import { relativeIndex, toIndex } from './log-view'
+
+/**
+ * What every write to a history snapshot throws: a `TypeError`, as a write to
+ * a frozen array does in strict mode, with `code: 'READ_ONLY'`.
+ */
+export class ReadOnlyHistoryError extends TypeError {
+  override readonly name = 'ReadOnlyHistoryError'
+  readonly code = 'READ_ONLY' as const
+
+  constructor() {
+    super(
+      'a message history from session.deriveMessages() is an immutable snapshot: copy it ([...messages] or messages.slice()) to build another list; the history itself grows by appending events to the session',
+    )
+  }
+}
+
+function readOnly(): never {
+  throw new ReadOnlyHistoryError()
+}
+
+/** Answers the handler of a snapshot through its `get` trap; known to this module only. */
+const STATE = Symbol('history snapshot state')
+
+/**
+ * The proxy handler of one snapshot, and its state: the first `length`
+ * entries of `entries`, an append-only array shared with the session (and
+ * with every other snapshot of the same `history`).
+ */
+class SnapshotState implements ProxyHandler<Message[]> {
+  constructor(
+    readonly entries: readonly Message[],
+    readonly length: number,
+    readonly history: object,
+  ) {}
+
+  get(target: Message[], key: string | symbol, receiver: unknown): unknown {
+    if (typeof key === 'string') {
+      const index = toIndex(key)
+      if (index >= 0) return index < this.length ? this.entries[index] : undefined
+      if (key === 'length') return this.length
+      const method = methods[key]
+      if (method !== undefined) return method
+    } else if (key === Symbol.iterator) {
+      return methods.values
+    } else if (key === HISTORY) {
+      return this.history
+    } else if (key === STATE) {
+      return this
+    }
+    return Reflect.get(target, key, receiver)
+  }
+
+  has(target: Message[], key: string | symbol): boolean {
+    if (typeof key === 'string') {
+      const index = toIndex(key)
+      if (index >= 0) return index < this.length
+    }
+    return Reflect.has(target, key)
+  }
+
+  ownKeys(): string[] {
+    const keys: string[] = []
+    for (let index = 0; index < this.length; index++) keys.push(String(index))
+    keys.push('length')
+    return keys
+  }
+
+  getOwnPropertyDescriptor(_target: Message[], key: string | symbol): PropertyDescriptor | undefined {
+    if (typeof key !== 'string') return undefined
+    // A proxy may not report the target's non-configurable, writable `length` as read-only.
+    if (key === 'length') return { value: this.length, writable: true, enumerable: false, configurable: false }
+    const index = toIndex(key)
+    if (index < 0 || index >= this.length) return undefined
+    return { value: this.entries[index], writable: false, enumerable: true, configurable: true }
+  }
+
+  set(): boolean {
+    return readOnly()
+  }
+
+  defineProperty(): boolean {
+    return readOnly()
+  }
+
+  deleteProperty(): boolean {
+    return readOnly()
+  }
+
+  preventExtensions(): boolean {
+    return readOnly()
+  }
+
+  setPrototypeOf(): boolean {
+    return readOnly()
+  }
+}
+
+/** The state of `receiver` when it is a snapshot. */
+function stateOf(receiver: unknown): SnapshotState | undefined {
+  return receiver !== null && typeof receiver === 'object' ? ((receiver as { [STATE]?: SnapshotState })[STATE] ?? undefined) : undefined
+}
+
+/** Iterates a snapshot's entries, reading the shared array directly. */
+class SnapshotIterator implements IterableIterator<Message> {
+  private index = 0
+  constructor(
+    private readonly entries: readonly Message[],
+    private readonly length: number,
+  ) {}
+
+  next(): IteratorResult<Message, undefined> {
+    const index = this.index
+    if (index >= this.length) return { value: undefined, done: true }
+    this.index = index + 1
+    return { value: this.entries[index]!, done: false }
+  }
+
+  [Symbol.iterator](): IterableIterator<Message> {
+    return this
+  }
+}
+
+type Visit = (message: Message, index: number, messages: readonly Message[]) => unknown
+type Method = (this: unknown, ...args: any[]) => unknown
+
+function callable<F>(callback: F): F {
+  if (typeof callback !== 'function') throw new TypeError(`${String(callback)} is not a function`)
+  return callback
+}
+
+/** The first index from `from` towards `to` (exclusive) whose entry `visit` accepts, or -1. */
+function first(state: SnapshotState, self: unknown, visit: Visit, thisArg: unknown, from: number, to: number, step: 1 | -1): number {
+  const entries = state.entries
+  for (let index = from; index !== to; index += step) {
+    if (visit.call(thisArg, entries[index]!, index, self as readonly Message[])) return index
+  }
+  return -1
+}
+
+const generic = Array.prototype as unknown as Record<string, Method>
+
+/**
+ * The methods a snapshot answers with. Called on a snapshot, they read the
+ * shared array directly within the snapshot's length (the proxy's per-index
+ * trap would cost a runtime call and a key string per entry); called on any
+ * other receiver (`messages.map.call(other, …)`), they do what `Array`'s do.
+ * Callbacks receive the snapshot as their third argument, as `Array`'s
+ * receive the array.
+ */
+const methods: Record<string, Method> = Object.assign(Object.create(null) as Record<string, Method>, {
+  values(this: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.values!.call(this)
+    return new SnapshotIterator(state.entries, state.length)
+  },
+  at(this: unknown, position?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.at!.call(this, position)
+    let index = Math.trunc(Number(position)) || 0
+    if (index < 0) index += state.length
+    return index >= 0 && index < state.length ? state.entries[index] : undefined
+  },
+  slice(this: unknown, start?: unknown, end?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.slice!.call(this, start, end)
+    const length = state.length
+    return state.entries.slice(relativeIndex(start, length, 0), relativeIndex(end, length, length))
+  },
+  indexOf(this: unknown, value: unknown, fromIndex?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.indexOf!.call(this, value, fromIndex)
+    const { entries, length } = state
+    for (let index = relativeIndex(fromIndex, length, 0); index < length; index++) if (entries[index] === value) return index
+    return -1
+  },
+  lastIndexOf(this: unknown, value: unknown, ...fromIndex: unknown[]) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.lastIndexOf!.call(this, value, ...fromIndex)
+    const { entries, length } = state
+    let index = length - 1
+    if (fromIndex.length > 0) {
+      const n = Math.trunc(Number(fromIndex[0])) || 0
+      index = n < 0 ? length + n : Math.min(n, length - 1)
+    }
+    for (; index >= 0; index--) if (entries[index] === value) return index
+    return -1
+  },
+  includes(this: unknown, value: unknown, fromIndex?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.includes!.call(this, value, fromIndex)
+    const { entries, length } = state
+    // SameValueZero: entries are messages, but a caller may look for anything (NaN included).
+    for (let index = relativeIndex(fromIndex, length, 0); index < length; index++) {
+      const entry: unknown = entries[index]
+      if (entry === value || (entry !== entry && value !== value)) return true
+    }
+    return false
+  },
+  forEach(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.forEach!.call(this, callback, thisArg)
+    const visit = callable(callback)
+    const { entries, length } = state
+    for (let index = 0; index < length; index++) visit.call(thisArg, entries[index]!, index, this as readonly Message[])
+    return undefined
+  },
+  map(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.map!.call(this, callback, thisArg)
+    const visit = callable(callback)
+    const { entries, length } = state
+    const out = new Array<unknown>(length)
+    for (let index = 0; index < length; index++) out[index] = visit.call(thisArg, entries[index]!, index, this as readonly Message[])
+    return out
+  },
+  filter(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.filter!.call(this, callback, thisArg)
+    const visit = callable(callback)
+    const { entries, length } = state
+    const out: Message[] = []
+    for (let index = 0; index < length; index++) {
+      const entry = entries[index]!
+      if (visit.call(thisArg, entry, index, this as readonly Message[])) out.push(entry)
+    }
+    return out
+  },
+  find(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.find!.call(this, callback, thisArg)
+    const index = first(state, this, callable(callback), thisArg, 0, state.length, 1)
+    return index < 0 ? undefined : state.entries[index]
+  },
+  findIndex(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.findIndex!.call(this, callback, thisArg)
+    return first(state, this, callable(callback), thisArg, 0, state.length, 1)
+  },
+  findLast(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.findLast!.call(this, callback, thisArg)
+    const index = first(state, this, callable(callback), thisArg, state.length - 1, -1, -1)
+    return index < 0 ? undefined : state.entries[index]
+  },
+  findLastIndex(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.findLastIndex!.call(this, callback, thisArg)
+    return first(state, this, callable(callback), thisArg, state.length - 1, -1, -1)
+  },
+  some(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.some!.call(this, callback, thisArg)
+    return first(state, this, callable(callback), thisArg, 0, state.length, 1) >= 0
+  },
+  every(this: unknown, callback: Visit, thisArg?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.every!.call(this, callback, thisArg)
+    const visit = callable(callback)
+    const { entries, length } = state
+    for (let index = 0; index < length; index++) if (!visit.call(thisArg, entries[index]!, index, this as readonly Message[])) return false
+    return true
+  },
+  reduce(this: unknown, callback: (sum: unknown, message: Message, index: number, messages: readonly Message[]) => unknown, ...initial: unknown[]) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.reduce!.call(this, callback, ...initial)
+    const reduce = callable(callback)
+    const { entries, length } = state
+    let index = 0
+    let sum: unknown
+    if (initial.length > 0) sum = initial[0]
+    else if (length === 0) throw new TypeError('Reduce of empty array with no initial value')
+    else sum = entries[index++]
+    for (; index < length; index++) sum = reduce(sum, entries[index]!, index, this as readonly Message[])
+    return sum
+  },
+  join(this: unknown, separator?: unknown) {
+    const state = stateOf(this)
+    if (state === undefined) return generic.join!.call(this, separator)
+    return state.entries.slice(0, state.length).join(separator as string | undefined)
+  },
+})
+
+/**
+ * The target every snapshot proxies: an empty array, never written (every
+ * write is trapped), so that `Array.isArray` holds and the prototype is
+ * `Array.prototype`. `util.inspect` (console.log) formats a proxy's target
+ * rather than the proxy, calling its custom inspector on the proxy: it shows
+ * the snapshot's entries.
+ */
+const target: Message[] = []
+// Configurable: a proxy's `ownKeys` must list every non-configurable key of its target.
+Object.defineProperty(target, inspect.custom, {
+  configurable: true,
+  value(this: readonly Message[], _depth: number, options: object) {
+    return inspect(this.slice(), options)
+  },
+})
+
+/**
+ * An immutable snapshot of a history: the first `length` entries of
+ * `entries`, which the caller only ever appends to (it may keep growing: the
+ * snapshot does not follow it). O(1) to make; nothing is copied.
+ *
+ * Contract: the snapshot behaves as a frozen `Message[]` of `length`
+ * entries. `Array.isArray` is true; `length`, index access, iteration,
+ * spreading, `JSON.stringify`, `Object.keys` and every `Array.prototype`
+ * method work as on that array; every write (assignment, `push`, `unshift`,
+ * `splice`, `sort`, `length = …`, `delete`, `defineProperty`,
+ * `Object.freeze`, `setPrototypeOf`) throws `ReadOnlyHistoryError` (a
+ * `TypeError`) and changes nothing. `messages[HISTORY]` (see `historyOf` in
+ * dsh-llm) is `history`. Not an array in every respect: `Object.isFrozen` is
+ * false (a proxy can only report frozen when its target holds every entry),
+ * and `structuredClone` refuses it (copy it first).
+ */
+export function createHistorySnapshot(entries: readonly Message[], length: number, history: object): readonly Message[] {
+  return new Proxy(target, new SnapshotState(entries, length, history)) as readonly Message[]
+}
