@@ -245,7 +245,7 @@ export class SessionFiles implements SessionPersistence {
     // Events the observer did not see (it is removed first when the plugin is disposed).
     if (!rolledBack) this.catchUp(writer, session)
     writer.owner = undefined
-    const closing = (rolledBack ? this.drop(writer, 'its publication was vetoed') : this.close(writer)).catch((error) => this.options.warn(error))
+    const closing = (rolledBack ? this.drop(writer, 'its publication was vetoed') : this.close(writer)).catch((error) => this.warnOnce(writer, error))
     this.background.add(closing)
     void closing.finally(() => this.background.delete(closing))
     this.checkDetached()
@@ -541,8 +541,13 @@ export class SessionFiles implements SessionPersistence {
   }
 
   async closeAll(): Promise<void> {
-    const closes = [...this.writers.values()].map((writer) => this.close(writer).catch((error) => this.options.warn(error)))
+    const closes = [...this.writers.values()].map((writer) => this.close(writer).catch((error) => this.warnOnce(writer, error)))
     await Promise.all([...closes, ...this.background])
+  }
+
+  /** Logs a failed close, unless it is the writer's own failure, which was logged when it happened. */
+  private warnOnce(writer: SessionWriter, error: unknown): void {
+    if (error !== writer.failed) this.options.warn(error)
   }
 
   private async inspect(id: string): Promise<PersistedSessionInfo | undefined> {
