@@ -3,6 +3,11 @@
  * process from a bundle of this file; each prints one JSON report line.
  *
  *   node phases.mjs write <directory> <events>   a live session through ctx.sessions + JSONL, flush per turn
+ *   node phases.mjs write-step <directory> <events>  the same, also flushing before each step's model output (the loop's
+ *                                                 `durability: 'step'`: what a request derives from is durable before it leaves)
+ *   node phases.mjs step-flush <directory|-> <steps>  short tool steps (6 events each), one flush per step: the cost of one
+ *                                                 grouped write + fsync as a request sees it
+ *   node phases.mjs flush-noop <directory|-> <calls>  ctx.sessions.flush with nothing pending, <calls> times
  *   node phases.mjs write-memory - <events>      the same without persistence (the baseline)
  *   node phases.mjs stream <directory|-> <chunks>  one step streaming <chunks> assistant/chunk events, one flush at the end
  *   node phases.mjs load <directory>             ctx.sessionPersistence.load alone
@@ -17,7 +22,7 @@ import JsonlSessionPersistence from '../src/index.ts'
 const ID = 'bench-resume' as SessionId
 
 export interface PhaseReport {
-  phase: 'write' | 'write-memory' | 'load' | 'resume' | 'stream'
+  phase: 'write' | 'write-step' | 'write-memory' | 'load' | 'resume' | 'stream' | 'step-flush' | 'flush-noop'
   events: number
   ms: number
   /** `resume`: the part of `ms` spent in `load`. */
@@ -134,15 +139,28 @@ async function mount(directory: string | undefined) {
   return { root, backend: root.get('sessionPersistence') as JsonlSessionPersistence | undefined, dispose: () => fiber?.dispose() }
 }
 
-/** Appends the bench session to a live session, one event at a time as the loop does, flushing at every turn end. */
-async function writePhase(directory: string | undefined, total: number): Promise<PhaseReport> {
+/**
+ * Appends the bench session to a live session, one event at a time as the
+ * loop does, flushing at every turn end; with `perStep`, also before the first
+ * chunk of each step (after the step's input and header are logged), where the
+ * loop flushes with `durability: 'step'`.
+ */
+async function writePhase(directory: string | undefined, total: number, perStep = false): Promise<PhaseReport> {
   const { root, backend, dispose } = await mount(directory)
   const cpu = process.cpuUsage()
   const started = performance.now()
   const session = root.sessions.create(ID, { cwd: '/bench' })
   let flushes = 0
   for (const turn of turns(total)) {
-    for (const [type, data] of turn) session.append(type, data as never)
+    let previous: SessionEventType | undefined
+    for (const [type, data] of turn) {
+      if (perStep && type === 'assistant/chunk' && previous !== 'assistant/chunk') {
+        await root.sessions.flush(session)
+        flushes++
+      }
+      session.append(type, data as never)
+      previous = type
+    }
     await root.sessions.flush(session)
     flushes++
   }
@@ -150,7 +168,7 @@ async function writePhase(directory: string | undefined, total: number): Promise
   const cpuMs = cpuSince(cpu)
   await dispose()
   return {
-    phase: directory === undefined ? 'write-memory' : 'write',
+    phase: directory === undefined ? 'write-memory' : perStep ? 'write-step' : 'write',
     events: session.events.length,
     ms,
     cpuMs,
@@ -184,6 +202,71 @@ async function streamPhase(directory: string | undefined, chunks: number): Promi
   return { phase: 'stream', events: chunks, ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes: 1 }
 }
 
+/**
+ * The per-step checkpoint alone: `steps` short tool steps (step/start, a
+ * request/header, the assistant message with one call, tool/call,
+ * tool/result, step/end), each followed by one `ctx.sessions.flush` with
+ * those six events pending: one write and one fsync each. `ms / flushes` is
+ * what the checkpoint adds to a step.
+ */
+async function stepFlushPhase(directory: string | undefined, steps: number): Promise<PhaseReport> {
+  const { root, dispose } = await mount(directory)
+  const session = root.sessions.create(ID)
+  session.append('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+  await root.sessions.flush(session)
+  const cpu = process.cpuUsage()
+  const started = performance.now()
+  for (let step = 1; step <= steps; step++) {
+    const callId = `call_${step}` as CallId
+    session.append('step/start', { turn: 1, step })
+    session.append('request/header', { provider: 'scripted', model: 'bench', system: 'You are a benchmark.', tools: [], reason: step === 1 ? 'initial' : 'change' })
+    session.append('assistant/message', {
+      turn: 1,
+      step,
+      message: {
+        id: `a${step}` as MessageId,
+        role: 'assistant',
+        content: [{ type: 'tool-call', id: callId, name: 'read_file', arguments: '{"path":"README.md"}' }],
+        source: { kind: 'model', provider: 'scripted', model: 'bench' },
+      },
+      chunkSeqs: [],
+      finishReason: { kind: 'tool-calls' },
+    })
+    session.append('tool/call', { turn: 1, step, callId, name: 'read_file', arguments: '{"path":"README.md"}' })
+    session.append('tool/result', {
+      turn: 1,
+      step,
+      message: {
+        id: `r${step}` as MessageId,
+        role: 'user',
+        content: [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text: '# README' }] }],
+        source: { kind: 'tool', callId },
+      },
+    })
+    session.append('step/end', { turn: 1, step })
+    await root.sessions.flush(session)
+  }
+  const ms = performance.now() - started
+  const cpuMs = cpuSince(cpu)
+  await dispose()
+  return { phase: 'step-flush', events: steps * 6, ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes: steps }
+}
+
+/** `ctx.sessions.flush` with nothing pending, `calls` times in a row (after one flush that wrote everything). */
+async function flushNoopPhase(directory: string | undefined, calls: number): Promise<PhaseReport> {
+  const { root, dispose } = await mount(directory)
+  const session = root.sessions.create(ID)
+  session.append('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+  await root.sessions.flush(session)
+  const cpu = process.cpuUsage()
+  const started = performance.now()
+  for (let i = 0; i < calls; i++) await root.sessions.flush(session)
+  const ms = performance.now() - started
+  const cpuMs = cpuSince(cpu)
+  await dispose()
+  return { phase: 'flush-noop', events: 0, ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, flushes: calls }
+}
+
 async function loadPhase(directory: string, prepare: boolean): Promise<PhaseReport> {
   const { root, backend, dispose } = await mount(directory)
   const baselineRssMb = process.memoryUsage().rss / 1e6
@@ -210,10 +293,15 @@ async function loadPhase(directory: string, prepare: boolean): Promise<PhaseRepo
 }
 
 const [mode, directory, events] = process.argv.slice(2)
+const optional = directory === '-' ? undefined : directory
 const report =
-  mode === 'write' || mode === 'write-memory'
-    ? await writePhase(mode === 'write' ? directory : undefined, Number(events))
-    : mode === 'stream'
-      ? await streamPhase(directory === '-' ? undefined : directory, Number(events))
-      : await loadPhase(directory!, mode === 'resume')
+  mode === 'write' || mode === 'write-memory' || mode === 'write-step'
+    ? await writePhase(mode === 'write-memory' ? undefined : directory, Number(events), mode === 'write-step')
+    : mode === 'step-flush'
+      ? await stepFlushPhase(optional, Number(events))
+      : mode === 'flush-noop'
+        ? await flushNoopPhase(optional, Number(events))
+        : mode === 'stream'
+          ? await streamPhase(optional, Number(events))
+          : await loadPhase(directory!, mode === 'resume')
 process.stdout.write(JSON.stringify(report) + '\n')

@@ -5,7 +5,9 @@
  * every turn end as the loop's checkpoint does; then, each in a fresh
  * process, load it back, and load + `ctx.sessions.prepare` it (a whole
  * resume), reporting time and peak RSS. The write is also run without
- * persistence, to show what the backend adds.
+ * persistence, to show what the backend adds, and with a flush per step (the
+ * loop's `durability: 'step'`); short tool steps with one flush each, and
+ * flushes with nothing pending, show what the per-step checkpoint costs.
  *
  *   npx tsx packages/session/session-jsonl/bench/resume.ts [events] [--keep <dir>]
  *
@@ -65,7 +67,12 @@ async function main() {
     const run = (...phaseArgs: string[]) =>
       JSON.parse(execFileSync(process.execPath, [phases, ...phaseArgs], { cwd: repoRoot, encoding: 'utf8' })) as PhaseReport
     const write = run('write', directory, String(total))
+    const perStep = run('write-step', join(work, 'per-step'), String(total))
     const memory = run('write-memory', '-', String(total))
+    const steps = run('step-flush', join(work, 'steps'), '2000')
+    const stepsMemory = run('step-flush', '-', '2000')
+    const noop = run('flush-noop', join(work, 'noop'), '100000')
+    const noopMemory = run('flush-noop', '-', '100000')
     const load = run('load', directory)
     const resume = run('resume', directory)
     const streamed = run('stream', join(work, 'stream'), String(total))
@@ -77,7 +84,21 @@ async function main() {
       `write:  ${times(write)}, ${perSecond(write.events, write.ms)} events/s through ctx.sessions + JSONL, ` +
         `${write.flushes} flushes (fsync each), ${((write.bytes ?? 0) / 1e6).toFixed(1)} MB file, peak RSS ${write.maxRssMb.toFixed(0)} MB`,
     )
+    console.log(
+      `        flush per step too: ${times(perStep)}, ${perSecond(perStep.events, perStep.ms)} events/s, ${perStep.flushes} flushes ` +
+        `(${(perStep.ms / write.ms).toFixed(2)}× the wall time, ${(perStep.cpuMs / write.cpuMs).toFixed(2)}× the CPU of a flush per turn)`,
+    )
     console.log(`        without persistence: ${times(memory)}, ${perSecond(memory.events, memory.ms)} events/s`)
+    const each = (report: PhaseReport, field: 'ms' | 'cpuMs') => (report[field] * 1000) / report.flushes!
+    console.log(
+      `steps:  ${steps.flushes} short tool steps, one flush each (1 write + 1 fsync): ${each(steps, 'ms').toFixed(0)} µs wall, ` +
+        `${each(steps, 'cpuMs').toFixed(0)} µs CPU per step; without persistence ${each(stepsMemory, 'ms').toFixed(0)} µs wall, ${each(stepsMemory, 'cpuMs').toFixed(0)} µs CPU per step`,
+    )
+    console.log(
+      `noop:   ctx.sessions.flush with nothing pending: ${each(noop, 'ms').toFixed(2)} µs wall, ${each(noop, 'cpuMs').toFixed(2)} µs CPU per call ` +
+        `(${((each(noop, 'ms') / each(steps, 'ms')) * 100).toFixed(2)}% of a flush with a step pending); ` +
+        `without persistence ${each(noopMemory, 'ms').toFixed(2)} µs wall, ${each(noopMemory, 'cpuMs').toFixed(2)} µs CPU`,
+    )
     console.log(
       `stream: ${perSecond(streamed.events, streamed.ms)} chunks/s into one step through ctx.sessions + JSONL (${times(streamed)}, one flush at the end); ` +
         `without persistence ${perSecond(streamedMemory.events, streamedMemory.ms)} chunks/s (${times(streamedMemory)})`,
@@ -90,6 +111,7 @@ async function main() {
       `resume: ${times(resume)} (load ${resume.loadMs!.toFixed(0)} ms + ctx.sessions.prepare ${(resume.ms - resume.loadMs!).toFixed(0)} ms wall), ` +
         `peak RSS ${resume.maxRssMb.toFixed(0)} MB; budget 3000 ms, 300 MB`,
     )
+    if (perStep.events !== write.events) throw new Error(`the per-step write made ${perStep.events} events, the per-turn one ${write.events}`)
     if (load.events !== write.events || resume.events !== write.events) throw new Error(`loaded ${load.events} / resumed ${resume.events} events, wrote ${write.events}`)
   } finally {
     rmSync(work, { recursive: true, force: true })

@@ -28,7 +28,24 @@ interface Denial {
   under: boolean
 }
 
-const state = { disks: [] as Disk[], denials: [] as Denial[], syncs: [] as Denial[], injected: 0 }
+const state = { disks: [] as Disk[], denials: [] as Denial[], syncs: [] as Denial[], injected: 0, calls: new Map<string, Calls>() }
+
+/** The `write` and `sync`/`datasync` calls made on handles opened (through `node:fs/promises`) at one path. */
+export interface Calls {
+  writes: number
+  syncs: number
+}
+
+/** The calls made at `path` so far (counted whether or not a fault is set). */
+export function callsAt(path: string): Calls {
+  return { ...(state.calls.get(path) ?? { writes: 0, syncs: 0 }) }
+}
+
+function count(path: string, kind: keyof Calls): void {
+  let calls = state.calls.get(path)
+  if (!calls) state.calls.set(path, (calls = { writes: 0, syncs: 0 }))
+  calls[kind]++
+}
 
 /** Limits the bytes that can still be written under `prefix` (0: the disk is full). */
 export function limitDisk(prefix: string, free: number): void {
@@ -136,12 +153,14 @@ export function faultyFsPromises(fs: FsPromises): FsPromises {
       get(target, key) {
         if (key === 'write') {
           return async (buffer: Buffer, offset = 0, length = buffer.length - offset, position?: number) => {
+            count(path, 'writes')
             const allowed = allowance(path, length, 'write')
             return target.write(buffer, offset, allowed, position)
           }
         }
         if (key === 'sync' || key === 'datasync') {
           return async () => {
+            count(path, 'syncs')
             const failure = state.syncs.find((entry) => entry.path === path)
             if (failure) throw systemError(failure.errno, 'fsync', path)
             return key === 'sync' ? target.sync() : target.datasync()
