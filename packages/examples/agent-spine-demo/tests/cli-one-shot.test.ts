@@ -13,13 +13,13 @@ describe.concurrent('dsh-demo -p (one prompt, then exit)', { timeout: 60_000 }, 
     const data = tempDir()
     const { status, stdout, stderr } = await runDemo(['-p', 'what is in this project?', '--data-dir', data], { cwd })
     expect(status).toBe(0)
-    expect(stdout).toBe('The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 4 lines and starts with "# Tiny project".\n')
+    expect(stdout).toBe('The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "1 # Tiny project".\n')
     const { id, events } = onlySession(data)
     expect(stderr.split('\n')).toEqual([
       '▸ list_dir {"path":"."}',
       '  ◂ 3 lines',
       '▸ read_file {"path":"README.md"}',
-      '  ◂ 4 lines',
+      '  ◂ 3 lines',
       expect.stringMatching(/^· turn 1 done · [\d,]+ tokens in \(cache hits not reported\) · \d+ out$/),
       `session ${id} (continue it with --resume ${id})`,
       '',

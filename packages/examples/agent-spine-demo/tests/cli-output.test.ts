@@ -24,7 +24,7 @@ async function chatServer(replies: { chunks: object[]; cut?: boolean }[]): Promi
 
 const text = (content: string) => ({ choices: [{ index: 0, delta: { content } }] })
 
-describe.concurrent('dsh-demo output', { timeout: 60_000 }, () => {
+describe.concurrent('dsh-demo output', { timeout: 120_000 }, () => {
   // Issue 17.2: `-p … > answer.txt` held four concatenated partial answers after three retries.
   it('-p writes only the answer of the step that succeeded; retried attempts are reported on stderr', async () => {
     const cwd = workspace()
@@ -68,8 +68,8 @@ describe.concurrent('dsh-demo output', { timeout: 60_000 }, () => {
       '▸ read_file {"path":"README.md"}',
       '▸ read_file {"path":"package.json"}',
       '▸ list_dir {"path":"src"}',
-      '  ◂ read_file {"path":"README.md"}: 4 lines',
-      '  ◂ read_file {"path":"package.json"}: 2 lines',
+      '  ◂ read_file {"path":"README.md"}: 3 lines',
+      '  ◂ read_file {"path":"package.json"}: 1 { "name": "tiny" }',
       '  ◂ list_dir: add.ts',
     ])
   })
@@ -103,7 +103,7 @@ describe.concurrent('dsh-demo output', { timeout: 60_000 }, () => {
       '  I am the offline demo model (no network, no API key). You said: "hello". Ask me about the files in this workspace and I will look with the tools.',
       '> what is in this project?',
       '  ▸ list_dir, read_file',
-      '  The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 4 lines and starts with "# Tiny project".',
+      '  The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "1 # Tiny project".',
     ])
   })
 

@@ -1,5 +1,4 @@
-import type { AgentHandle } from '@deepseek-ai/dsh-agent'
-import type { SessionRepair } from '@deepseek-ai/dsh-session'
+import type { AgentHandle, AgentLoadReport } from '@deepseek-ai/dsh-agent'
 
 /**
  * The `agent/error` codes after which the session's log is no longer being
@@ -34,39 +33,24 @@ export function codeOf(error: unknown): string | undefined {
 }
 
 /**
- * A load warning as the persistence backend reports it: structured
- * (`{ code, message, file?, line?, sidecar? }`, `TORN_TAIL` …) or, from
- * backends of the first version, a sentence.
+ * The load report of a resumed agent (`AgentHandle.loadReport`: what the
+ * persistence backend repaired and warned about); `undefined` for a created
+ * agent and for a load that found nothing.
  */
-export type LoadWarning = string | { code: string; message: string; file?: string; line?: number; sidecar?: string }
-
-/** What loading a resumed session had to repair or warn about. */
-export interface LoadReport {
-  repairs: readonly SessionRepair[]
-  warnings: readonly LoadWarning[]
-}
-
-/**
- * The load report of a resumed agent (`AgentHandle.loadReport`, set by the
- * loop for resumed agents); `undefined` when there is none or it is empty.
- */
-export function loadReportOf(handle: AgentHandle): LoadReport | undefined {
-  const report = (handle as AgentHandle & { loadReport?: LoadReport }).loadReport
+export function loadReportOf(handle: AgentHandle): AgentLoadReport | undefined {
+  const report = handle.loadReport
   if (!report || (report.repairs.length === 0 && report.warnings.length === 0)) return undefined
   return report
 }
 
 /** The lines that tell the person what a load repaired or warned about. */
-export function describeLoadReport(report: LoadReport): string[] {
+export function describeLoadReport(report: AgentLoadReport): string[] {
   const lines: string[] = []
   for (const repair of report.repairs) lines.push(`! repaired on load: ${repair.detail} (${repair.type} at seq ${repair.seq})`)
   for (const warning of report.warnings) {
-    if (typeof warning === 'string') {
-      lines.push(`! load warning: ${warning}`)
-      continue
-    }
-    const where = warning.file ? ` (${warning.file}${warning.line !== undefined ? `:${warning.line}` : ''})` : ''
-    const sidecar = warning.sidecar ? `; the cut bytes were copied to ${warning.sidecar}` : ''
+    // Backends' messages usually name the file and the sidecar already; add what they leave out.
+    const where = warning.file && !warning.message.includes(warning.file) ? ` (${warning.file}${warning.line !== undefined ? `:${warning.line}` : ''})` : ''
+    const sidecar = warning.sidecar && !warning.message.includes(warning.sidecar) ? `; the cut bytes were copied to ${warning.sidecar}` : ''
     lines.push(`! load warning ${warning.code}: ${warning.message}${where}${sidecar}`)
   }
   return lines
