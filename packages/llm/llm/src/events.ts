@@ -9,8 +9,9 @@ import type { StreamChunk } from './stream'
  */
 export interface LlmStreamCall {
   /**
-   * Exactly what the captured adapter receives. `options.messages` may be a
-   * session's live history array: read it, never mutate or keep it.
+   * Exactly what the captured adapter receives. From the agent loop,
+   * `options.messages` is a session's immutable history snapshot: a listener
+   * may keep it; writes to it throw.
    */
   readonly options: Readonly<GenerateOptions>
   /** The effective config of the prepared call (validated, defaults filled). */
