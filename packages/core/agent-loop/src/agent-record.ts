@@ -4,12 +4,10 @@ import type { Session } from '@deepseek-ai/dsh-session'
 import { ReactLoopAgent, type LoopEnvironment } from './agent'
 import type { Context, Fiber } from './cordis'
 import { fiberLive } from './fiber'
+import { LOOP_UNLOADED, OWNER_UNLOADED } from './pending-call'
 
 /** The plugin behind each agent's private scope: a child fiber of the loop that agent-local registrations revert with. */
 const AgentScope = { name: 'dsh-agent-scope', apply: () => {} }
-
-/** The teardown cause of a record whose loop unloaded (its lifetime effect was disposed). */
-const LOOP_UNLOADED = 'the agent loop unloaded'
 
 /** One agent's private resources and its single, memoized teardown boundary. */
 export interface AgentRecord {
@@ -141,7 +139,7 @@ export function buildRecord(home: Context, env: LoopEnvironment, session: Sessio
       // A created listener may have unloaded the owner (or started the teardown): the publication
       // stands (created was announced), and the caller's rollback now tears it down, paired.
       if ((ownerFiber && !fiberLive(ownerFiber)) || built.disposing) {
-        const why = cause ?? 'its owner unloaded'
+        const why = cause ?? OWNER_UNLOADED
         throw new AgentError('ABORTED', `${options.operation} was rolled back: ${why} while agent "${session.id}" was being announced`)
       }
     },

@@ -1,5 +1,10 @@
 import { AgentError } from '@deepseek-ai/dsh-agent'
 
+/** The stop cause when the loop (the provider) unloads. */
+export const LOOP_UNLOADED = 'the agent loop unloaded'
+/** The stop cause when the fiber that called create/resume (the owner) unloads. */
+export const OWNER_UNLOADED = 'its owner unloaded'
+
 /**
  * One create/resume call under way, from its start to its publication
  * (R-LIFE-1, R-LIFE-6): the single stop signal of its load, its setup and

@@ -20,10 +20,7 @@ import { AgentLoopConfig, type ConfigAgent } from './config'
 import { Context, Service, symbols, type Fiber } from './cordis'
 import { fiberLive } from './fiber'
 import { causeOf, checkId, checkMeta, invalid, loadReport, operation, reportsSomething } from './options'
-import { PendingCall } from './pending-call'
-
-const LOOP_UNLOADED = 'the agent loop unloaded'
-const OWNER_UNLOADED = 'its owner unloaded'
+import { LOOP_UNLOADED, OWNER_UNLOADED, PendingCall } from './pending-call'
 
 declare module 'cordis' {
   interface Context {
