@@ -2,7 +2,7 @@ import Schema from 'schemastery'
 import AgentRegistry from '@deepseek-ai/dsh-agent'
 import RegistryPairingInvariant from '@deepseek-ai/dsh-agent/invariant'
 import AgentDefaultModel from '@deepseek-ai/dsh-agent-default-model'
-import AgentLoop, { AgentLoopConfig, type ConfigAgent } from '@deepseek-ai/dsh-agent-loop'
+import AgentLoop, { AgentLoopConfig, type ConfigAgent, type Durability } from '@deepseek-ai/dsh-agent-loop'
 import RequestReconstructionInvariant from '@deepseek-ai/dsh-agent-loop/invariant'
 import LogStructureInvariant from '@deepseek-ai/dsh-session/invariant'
 import Invariants from '@deepseek-ai/dsh-invariants'
@@ -22,6 +22,8 @@ import type { Context } from './cordis'
 export interface SpineConfig {
   /** dsh-agent-loop: size of each agent's pool of concurrency-safe tool calls (1 = serial). Default 10. */
   maxParallelToolCalls: number
+  /** dsh-agent-loop: when the session log is flushed, `'step'` (before every request, the default) or `'turn'`. */
+  durability: Durability
   /** dsh-agent-loop: agents started when the spine starts. Default none. */
   agents: ConfigAgent[]
   /** dsh-system-prompt: `{ identity?, persona? }`. */
@@ -107,6 +109,6 @@ export const AgentSpine = {
     await ctx.plugin(LogStructureInvariant)
     await ctx.plugin(RegistryPairingInvariant)
     await ctx.plugin(RequestReconstructionInvariant)
-    await ctx.plugin(AgentLoop, { maxParallelToolCalls: config.maxParallelToolCalls, agents: config.agents })
+    await ctx.plugin(AgentLoop, { maxParallelToolCalls: config.maxParallelToolCalls, durability: config.durability, agents: config.agents })
   },
 }

@@ -42,6 +42,7 @@ describe('defaults', () => {
       reasoningEffort: undefined,
       spine: {
         maxParallelToolCalls: 10,
+        durability: 'step',
         agents: [],
         systemPrompt: expect.objectContaining({ identity: DEFAULT_IDENTITY }),
         defaultModel: { provider: 'scripted', model: 'demo' },
@@ -88,7 +89,7 @@ describe('the config file', () => {
     expect(await failure([], { 'dsh.config.json': '{ "maxParalelToolCalls": 2 }' })).toEqual({
       code: 'INVALID_CONFIG',
       message:
-        '<dir>/dsh.config.json: unknown field "maxParalelToolCalls" (known here: maxParallelToolCalls, agents, systemPrompt, defaultModel, retry, invariants, provider, baseUrl, model, apiKeyEnv, reasoningEffort, dataDir, cwd, scripted, openai)',
+        '<dir>/dsh.config.json: unknown field "maxParalelToolCalls" (known here: maxParallelToolCalls, durability, agents, systemPrompt, defaultModel, retry, invariants, provider, baseUrl, model, apiKeyEnv, reasoningEffort, dataDir, cwd, scripted, openai)',
     })
     expect(await failure([], { 'dsh.config.json': '{ "retry": { "maxDelay": 10 } }' })).toEqual({
       code: 'INVALID_CONFIG',

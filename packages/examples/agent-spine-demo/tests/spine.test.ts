@@ -46,6 +46,7 @@ describe('the spine bundle', () => {
   it('fills every default through the owners’ schemas', () => {
     expect(SpineConfig({})).toEqual({
       maxParallelToolCalls: 10,
+      durability: 'step',
       agents: [],
       systemPrompt: { identity: DEFAULT_IDENTITY, persona: DEFAULT_PERSONA },
       defaultModel: {},
@@ -115,6 +116,26 @@ describe('the spine bundle', () => {
     // The invariant companions checked every request against the log (eagerly, under `throw`) and find nothing now.
     expect(await root.invariants.check()).toEqual([])
     expect(root.invariants.violations).toEqual([])
+    await handle.dispose()
+    await spine.dispose()
+  })
+
+  it.each([
+    // 'step': after the admission, before the step's request, at the turn's end; 'turn': at the turn's end only.
+    ['step', true],
+    ['turn', false],
+  ] as const)('forwards durability = %s to the loop', async (durability, flushesBeforeRequest) => {
+    const { root, spine } = await mount({ durability, defaultModel: { provider: 'scripted', model: 'demo' } })
+    const flushed: number[] = []
+    root.on('session/flush', (session) => void flushed.push(session.events.length))
+    await root.plugin(ScriptedPlugin, { script: ['Done.'] })
+    const handle = await root.agents.create({ sessionId: SessionId(`durability-${durability}`) })
+    handle.agent.followup('go')
+    await handle.agent.whenIdle()
+    const events = handle.agent.session.events
+    const requestSent = events.findIndex((event) => event.type === 'request/header') + 1
+    expect(flushed.some((length) => length <= requestSent)).toBe(flushesBeforeRequest)
+    expect(flushed.at(-1)).toBe(events.length)
     await handle.dispose()
     await spine.dispose()
   })
