@@ -101,8 +101,10 @@ export class WorkspaceTools extends Service {
       const name = names.get(invocation.tool)
       if (name === undefined || !askBefore.has(effectOf(invocation.tool))) return next()
       if (name === 'write_file' || name === 'edit_file') {
+        // Nobody is asked about a change that cannot happen: the body refuses it with its own code.
         try {
-          await workspace.writable(String((invocation.args as { path?: unknown }).path))
+          const target = await workspace.writable(String((invocation.args as { path?: unknown }).path))
+          if (name === 'edit_file' && !target.exists) return next()
         } catch (error) {
           if (isToolError(error)) return next()
           throw error

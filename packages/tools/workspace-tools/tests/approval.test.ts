@@ -38,11 +38,12 @@ describe('asking before writes and commands', () => {
     expect([existsSync(join(root, 'a.txt')), existsSync(join(root, 'made-by-shell'))]).toEqual([false, false])
   })
 
-  it('does not ask about a write that would be refused anyway; the refusal keeps its own code', async () => {
+  it('does not ask about a change that cannot happen (outside, or an edit of a missing file); the refusal keeps its own code', async () => {
     const { root, outside } = sandboxTree()
     const { run, asked } = await mount(root, asking, 'allow')
     expect((await run('write_file', { path: '../outside/x.txt', content: 'x' })).code).toBe('OUTSIDE_WORKSPACE')
     expect((await run('edit_file', { path: 'secret-link', old_string: 'TODO', new_string: 'x' })).code).toBe('OUTSIDE_WORKSPACE')
+    expect((await run('edit_file', { path: 'missing.ts', old_string: 'a', new_string: 'b' })).code).toBe('NOT_FOUND')
     expect(asked).toEqual([])
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('TODO secret\n')
   })

@@ -134,6 +134,16 @@ describe('grep', () => {
     expect(await run('glob', { pattern: '*a*a*a*a*a*a*a*a*a*a*a*a*a*b' })).toEqual({ code: 'ok', text: 'No files match "*a*a*a*a*a*a*a*a*a*a*a*a*a*b".' })
   })
 
+  it('anchors match at each line, in LF and CRLF files alike, whatever the pattern', async () => {
+    const root = tempDir()
+    writeTree(root, { 'unix.txt': 'alpha end\nbeta\n', 'dos.txt': 'gamma end\r\ndelta\r\n' })
+    const { run } = await mount(root)
+    expect(await run('grep', { pattern: 'end$' })).toEqual({ code: 'ok', text: 'dos.txt:1: gamma end\nunix.txt:1: alpha end' })
+    expect(await run('grep', { pattern: '^(beta|delta)$' })).toEqual({ code: 'ok', text: 'dos.txt:2: delta\nunix.txt:2: beta' })
+    expect(await run('grep', { pattern: '\\Abeta\\z' })).toEqual({ code: 'ok', text: 'unix.txt:2: beta' })
+    expect(await run('grep', { pattern: '(?i-m)^DELTA$' })).toEqual({ code: 'ok', text: 'dos.txt:2: delta' })
+  })
+
   it('refuses what RE2 cannot do, saying which syntax it speaks', async () => {
     const root = tempDir()
     const { run } = await mount(root)

@@ -42,8 +42,11 @@ export function grepTool(host: ToolHost) {
     isConcurrencySafe: () => true,
     async execute({ pattern, path, glob, ignore_case, output = 'content' }, run) {
       let regexp: RE2JS
+      let whole: RE2JS | undefined
       try {
-        regexp = RE2JS.compile(pattern, ignore_case ? RE2JS.CASE_INSENSITIVE : 0)
+        const flags = ignore_case ? RE2JS.CASE_INSENSITIVE : 0
+        regexp = RE2JS.compile(pattern, flags)
+        if (prefilterSafe(pattern)) whole = RE2JS.compile(pattern, flags | RE2JS.MULTILINE)
       } catch (error) {
         throw workspaceError(
           'INVALID_PATTERN',
@@ -82,7 +85,10 @@ export function grepTool(host: ToolHost) {
           await opened.handle.close()
         }
         if (looksBinary(bytes)) continue
-        const lines = splitLines(decodeLenient(bytes))
+        const text = decodeLenient(bytes)
+        // One pass over the whole text first: most files do not match, and one call costs far less than one per line.
+        if (whole && !whole.test(text.includes('\r') ? text.replaceAll('\r\n', '\n') : text)) continue
+        const lines = splitLines(text)
         let count = 0
         for (let i = 0; i < lines.length; i++) {
           if (!regexp.test(lines[i]!)) continue
@@ -115,6 +121,18 @@ export function grepTool(host: ToolHost) {
       return [...results, ...notes].join('\n')
     },
   })
+}
+
+/**
+ * Whether a whole-text test (with `^`/`$` at line boundaries) may stand in
+ * for the line-by-line one as a filter: it must never miss a file that has a
+ * matching line. It may match where no line does (a class that spans a
+ * newline), which only costs the line scan. Text anchors (`\A`, `\z`) and a
+ * flag group that could turn the multi-line mode off mean something else on
+ * the whole text, so such patterns are scanned line by line only.
+ */
+function prefilterSafe(pattern: string): boolean {
+  return !pattern.includes('\\A') && !pattern.includes('\\z') && !(pattern.includes('(?') && pattern.includes('-'))
 }
 
 /** A matching line as shown: whole when short, else a window around its first match, marked where cut. */
