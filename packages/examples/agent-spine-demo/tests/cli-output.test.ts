@@ -91,7 +91,7 @@ describe.concurrent('dsh-demo output', { timeout: 120_000 }, () => {
     await demo.waitFor(new RegExp(`^  ${first}  updated .*$`, 'm'))
     expect(demo.stdout()).toMatch(new RegExp(`^  ${first}  updated [\\d-]+ [\\d:]+  ${cwd}  "hello"$`, 'm'))
     demo.write(`/resume ${first}\n`)
-    await demo.waitFor(/^> /m, 5)
+    await demo.waitFor(new RegExp(`^session ${first} \\(resumed`, 'm'))
     demo.end()
     expect(await demo.exited).toBe(0)
     const resumed = demo.stdout().split('\n')

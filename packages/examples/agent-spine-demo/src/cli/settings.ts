@@ -25,11 +25,11 @@ Options:
       --model <id>            model id (default: the provider's default model)
       --api-key-env <VAR>     environment variable holding the API key (presets: DEEPSEEK_API_KEY, OPENAI_API_KEY)
       --reasoning-effort <e>  reasoning effort of every request (the model must accept it)
-      --chunk-delay-ms <n>    scripted model: wait n ms before each streamed chunk
+      --chunk-delay-ms <n>    scripted model: wait n ms before each streamed chunk (0 to 2147483647)
   -h, --help                  show this help
 
 Interactive: Enter sends a message; typing while the agent works steers it; Ctrl-C cancels
-the running turn, a second Ctrl-C (or Ctrl-C when idle) exits.
+the running turn, a second Ctrl-C (or Ctrl-C when idle) exits, a third ends the process at once.
 Commands: /sessions, /resume <id>, /new, /exit.`
 
 /** Everything a run needs, resolved from flags over the config file over defaults. */
