@@ -201,15 +201,17 @@ export class ReactLoopAgent implements Agent, LogWriter {
       this.held.push(placed)
       return
     }
-    this.writeInjectionTurn([placed])
+    const failure = this.writeInjectionTurn([placed])
+    if (failure) throw failure
   }
 
   /**
    * Writes a one-shot `injection` turn holding `messages` (and any injected
    * while it is written), then flushes it. A refused write fails the agent:
-   * the turn still closes (`error`) if the log opened it, and is reported.
+   * the turn still closes (`error`) if the log opened it, the failure is
+   * reported and returned (the admission that wrote it throws it).
    */
-  private writeInjectionTurn(messages: PlacedMessage[]): void {
+  private writeInjectionTurn(messages: PlacedMessage[]): AgentError | undefined {
     const queue = (this.oneShot = messages)
     const number = this.session.position.lastTurn + 1
     let opened = false
@@ -231,7 +233,9 @@ export class ReactLoopAgent implements Agent, LogWriter {
       }
     }
     this.track(this.env.sessions.flush(this.session))
-    if (this.failed.error) this.reportOutsideTurn()
+    if (!failure) return undefined
+    this.reportOutsideTurn()
+    return failure
   }
 
   /** Writes the injections that waited for the start or for maintenance, if nothing else holds them now. */

@@ -259,6 +259,17 @@ describe('the refused-write rule: an append the log refuses (APPEND_REFUSED)', (
     expect(model.calls).toBe(1)
   })
 
+  it('an idle inject() whose user/message the log refuses throws APPEND_REFUSED; its injection turn still closes, error', async () => {
+    const { agent, root } = await spine({ model: { script: ['never'] } })
+    const reports = errorReports(root)
+    const a = await agent()
+    refusingLog(a, (type) => type === 'user/message')
+    expect(() => a.inject('a note')).toThrow(expect.objectContaining({ code: 'APPEND_REFUSED' }))
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual(['turn/start 1 injection', 'turn/end 1 error APPEND_REFUSED'])
+    expect(reports).toEqual([{ turn: 1, step: undefined, code: 'APPEND_REFUSED', cause: expect.any(SessionError) }])
+  })
+
   it('an admission whose inbox/enqueue the log refuses throws APPEND_REFUSED and leaves nothing pending', async () => {
     const { agent, root } = await spine({ model: { script: ['never'] } })
     const reports = errorReports(root)

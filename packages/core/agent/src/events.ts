@@ -60,6 +60,16 @@ declare module 'cordis' {
     /**
      * A step or a turn failed. `step` is `undefined` for failures outside a
      * step. Observation only.
+     *
+     * It also reports, once, that the agent itself failed (the refused-write
+     * rule): `error` is then an `AgentError` with code `PERSISTENCE_FAILED`
+     * (a flush of the session log rejected) or `APPEND_REFUSED` (the log
+     * refused an event), whose `cause` is the original error. The open turn
+     * closed `turn/end{error}` as far as the log accepted; outside a turn,
+     * `turn` is the last turn (0 before any) and `step` is `undefined`. The
+     * agent is idle and refuses every later admission and `runMaintenance`
+     * with that code until it is disposed: owners (a CLI) should report it and
+     * stop using the agent.
      * @mode emit
      */
     'agent/error'(agent: Agent, turn: number, step: number | undefined, error: unknown): void
