@@ -67,7 +67,9 @@ export class WorkspaceTools extends Service {
     const { config } = this
     this.workspace = await Workspace.open(config.root)
     const excluded = new Set(config.exclude)
-    if (!excluded.has('shell')) this.sandbox = await detectSandbox(config.shell, this.workspace.realRoot)
+    this.sandbox = excluded.has('shell')
+      ? { kind: 'none', reason: 'the shell tool is excluded' }
+      : await detectSandbox(config.shell, this.workspace.realRoot)
     const skipDirectories = new Set(config.skipDirectories)
     const host: ToolHost = {
       workspace: this.workspace,

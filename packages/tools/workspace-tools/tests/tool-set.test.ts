@@ -65,7 +65,7 @@ describe('the tool set', () => {
     const fiber = ctx.plugin(WorkspaceTools, { root, exclude: ['shell', 'write_file'] })
     await fiber
     expect(ctx.tools.schemas().map((schema) => schema.name)).toEqual(['edit_file', 'glob', 'grep', 'list_dir', 'read_file'])
-    expect(ctx.workspaceTools.sandbox).toEqual({ kind: 'none', reason: 'not started' })
+    expect(ctx.workspaceTools.sandbox).toEqual({ kind: 'none', reason: 'the shell tool is excluded' })
     await fiber.dispose()
     expect(ctx.tools.schemas()).toEqual([])
   })
