@@ -1,5 +1,5 @@
 import type { InvariantViolation, Invariants } from '@deepseek-ai/dsh-invariants'
-import { forgetLoopRequests, loopRequests, type LlmRequest, type LoopRequestEntry, type LoopRequestMeta, type Message, type ToolSchema } from '@deepseek-ai/dsh-llm'
+import { forgetLoopRequests, historyOf, loopRequests, type LlmRequest, type LoopRequestEntry, type LoopRequestMeta, type Message, type ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent, EventTypeInfo, Session, SessionEvent, SessionProjection, SessionProjector } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 // The declarations this entry relies on (ctx.sessions, ctx.llm, session/* events), for its own .d.ts build.
@@ -226,7 +226,8 @@ class LogReplica {
 interface SessionState {
   replica: LogReplica
   /** The messages array last found equal to the log, how many entries, and at which replica epoch. */
-  verified: { readonly array: readonly Message[]; readonly count: number; readonly epoch: number } | undefined
+  /** The history (a snapshot's shared `historyOf` identity, or the array itself) verified up to `count`. */
+  verified: { readonly history: object; readonly count: number; readonly epoch: number } | undefined
   /** The tools of the last request found equal to a header's, so an unchanged list is not walked again. */
   tools: { readonly header: SessionEvent<'request/header'>; readonly tools: readonly ToolSchema[] } | undefined
   opaqueReported: boolean
@@ -422,8 +423,10 @@ function compareMessages(
   const expected = replica.messages
   const before = found.count
   // An append-only history already found equal up to `verified.count` need not be walked again.
+  // Snapshots of one session's history are new objects per request but share one `historyOf` identity.
+  const history: object = historyOf(messages) ?? messages
   const verified = state?.verified
-  const start = verified && verified.array === messages && verified.epoch === replica.epoch && verified.count <= count ? verified.count : 0
+  const start = verified && verified.history === history && verified.epoch === replica.epoch && verified.count <= count ? verified.count : 0
   if (expected.length !== count) {
     found.add({ path: 'messages.length', request: String(count), log: String(expected.length) })
   }
@@ -446,7 +449,7 @@ function compareMessages(
           : firstDifference(sent.content, logged.content, `${path}.content`)
     if (difference) found.add({ ...difference, ...at })
   }
-  if (state && found.count === before) state.verified = { array: messages, count, epoch: replica.epoch }
+  if (state && found.count === before) state.verified = { history, count, epoch: replica.epoch }
 }
 
 /** The differences of one request: all counted, the first `MAX_DIFFERENCES` kept. */
