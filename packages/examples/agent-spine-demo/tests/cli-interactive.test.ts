@@ -37,7 +37,7 @@ describe.concurrent('dsh-demo interactive', { timeout: 60_000 }, () => {
       '  ◂ 3 lines',
       '▸ read_file {"path":"README.md"}',
       '  ◂ 3 lines',
-      'The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "1 # Tiny project".',
+      'The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "# Tiny project".',
       expect.stringMatching(/^· turn 2 done · [\d,]+ tokens in \(cache hits not reported\) · \d+ out$/),
       '> ',
       '',

@@ -13,7 +13,7 @@ describe.concurrent('dsh-demo -p (one prompt, then exit)', { timeout: 60_000 }, 
     const data = tempDir()
     const { status, stdout, stderr } = await runDemo(['-p', 'what is in this project?', '--data-dir', data], { cwd })
     expect(status).toBe(0)
-    expect(stdout).toBe('The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "1 # Tiny project".\n')
+    expect(stdout).toBe('The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "# Tiny project".\n')
     const { id, events } = onlySession(data)
     expect(stderr.split('\n')).toEqual([
       '▸ list_dir {"path":"."}',

@@ -103,7 +103,7 @@ describe.concurrent('dsh-demo output', { timeout: 120_000 }, () => {
       '  I am the offline demo model (no network, no API key). You said: "hello". Ask me about the files in this workspace and I will look with the tools.',
       '> what is in this project?',
       '  ▸ list_dir, read_file',
-      '  The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "1 # Tiny project".',
+      '  The workspace has 3 entries (1 directory, 2 files): README.md, package.json, src/. README.md has 3 lines and starts with "# Tiny project".',
     ])
   })
 

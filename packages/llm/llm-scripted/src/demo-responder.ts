@@ -110,6 +110,23 @@ function argumentOf(round: ToolRound, key: string): string | undefined {
   }
 }
 
+/** The search tools the demo model knows: dsh-workspace-tools' `grep`, and the older `search_files`. */
+const searchTools = ['grep', 'search_files']
+
+/** A numbered line as `read_file` prints it (`cat -n` style: right-aligned number, a tab). */
+const numberedLine = /^ *\d+\t/
+
+/**
+ * The file's own lines from a `read_file` result: numbered output loses its
+ * line numbers and the bracketed notes a reader adds (`[… more lines]`);
+ * plain output is taken as it is.
+ */
+function fileLines(text: string): string[] {
+  const lines = text.split('\n')
+  if (!lines.some((line) => numberedLine.test(line))) return lines
+  return lines.filter((line) => numberedLine.test(line)).map((line) => line.replace(numberedLine, ''))
+}
+
 /** The final answer of a turn, built from what the tools said. */
 function summary(rounds: ToolRound[]): string {
   const parts: string[] = []
@@ -133,12 +150,12 @@ function summary(rounds: ToolRound[]): string {
       )
     } else if (round.name === 'read_file') {
       const path = argumentOf(round, 'path') ?? 'the file'
-      const lines = round.result.text.split('\n')
+      const lines = fileLines(round.result.text)
       const first = lines.find((line) => line.trim() !== '')
       parts.push(`${path} has ${plural(lines.length, 'line')}${first ? ` and starts with "${quote(first, 80)}"` : ' and is empty'}.`)
-    } else if (round.name === 'search_files') {
+    } else if (searchTools.includes(round.name)) {
       const pattern = argumentOf(round, 'pattern') ?? '?'
-      const hits = round.result.text.split('\n').filter((line) => line.trim() !== '')
+      const hits = round.result.text.split('\n').filter((line) => line.trim() !== '' && !/^\[.*\]$/.test(line) && !line.startsWith('No matches for '))
       parts.push(hits.length === 0 ? `Nothing matches "${pattern}".` : `"${pattern}" matches ${plural(hits.length, 'line')}; the first is ${quote(hits[0]!, 100)}.`)
     } else {
       parts.push(`${round.name} returned: ${quote(round.result.text, 100)}`)
@@ -150,7 +167,8 @@ function summary(rounds: ToolRound[]): string {
 /**
  * The offline demo's model: deterministic, and it makes a real tool round
  * trip. For a prompt about the workspace it lists `.` (`list_dir`), or
- * searches (`search_files`) when asked to find something, then reads the
+ * searches (`grep`, or `search_files` where only that is offered) when asked
+ * to find something, then reads the
  * file the prompt names, else a README, else `package.json`, else the first
  * file (`read_file`), then answers with what the results said. Any other
  * prompt gets a short text answer. It only calls tools the request offers
@@ -166,13 +184,14 @@ export function demoResponder(request: LlmRequest): ScriptReply {
   const call = (toolCall: ScriptToolCall, reasoning: string): ScriptReply =>
     think ? { reasoning, toolCalls: [toolCall] } : { toolCalls: [toolCall] }
 
-  if (!workspaceWords.test(turn.prompt) || !(offered.has('list_dir') || offered.has('search_files'))) {
+  const searchTool = searchTools.find((name) => offered.has(name))
+  if (!workspaceWords.test(turn.prompt) || !(offered.has('list_dir') || searchTool !== undefined)) {
     const reply = `I am the offline demo model (no network, no API key). You said: "${quote(turn.prompt, 80)}". Ask me about the files in this workspace and I will look with the tools.`
     return think ? { reasoning: 'The prompt does not need any tool.', text: reply } : { text: reply }
   }
-  const search = offered.has('search_files') ? searchPattern.exec(turn.prompt)?.[1] : undefined
-  if (search !== undefined && !called.has('search_files')) {
-    return call({ name: 'search_files', arguments: { pattern: search } }, `The user wants to find "${search}"; searching is the direct way.`)
+  const search = searchTool !== undefined ? searchPattern.exec(turn.prompt)?.[1] : undefined
+  if (search !== undefined && !called.has(searchTool!)) {
+    return call({ name: searchTool!, arguments: { pattern: search } }, `The user wants to find "${search}"; searching is the direct way.`)
   }
   if (search === undefined && offered.has('list_dir') && !called.has('list_dir')) {
     return call({ name: 'list_dir', arguments: { path: '.' } }, 'The user asks about the workspace; listing it is the cheapest first step.')

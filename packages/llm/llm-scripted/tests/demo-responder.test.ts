@@ -81,6 +81,24 @@ describe('demo responder', () => {
     })
   })
 
+  it("speaks dsh-workspace-tools: grep instead of search_files, read_file's numbered lines and notes", async () => {
+    const numbered = (text: string) => text.split('\n').map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join('\n')
+    const workspaceTools = {
+      list_dir: workspace.list_dir,
+      read_file: ({ path }: Record<string, string>) => `${numbered(files[path!]!)}\n[end of file]`,
+      grep: ({ pattern }: Record<string, string>) => (pattern === 'TODO' ? 'src/a.ts:3: // TODO tidy up\n[stopped after 1 result; narrow the pattern, the path or the glob]' : `No matches for "${pattern}".`),
+    }
+    expect(await conversation('What is in this project?', workspaceTools)).toEqual({
+      calls: ['list_dir {"path":"."}', 'read_file {"path":"README.md"}'],
+      answer: [{ type: 'text', text: 'The workspace has 3 entries (1 directory, 2 files): README.md, src/, package.json. README.md has 3 lines and starts with "# dsh".' }],
+      finish: { kind: 'stop' },
+    })
+    expect((await conversation('find TODO in the code', workspaceTools)).answer).toEqual([
+      { type: 'text', text: '"TODO" matches 1 line; the first is src/a.ts:3: // TODO tidy up.' },
+    ])
+    expect((await conversation('find FIXME in the code', workspaceTools)).answer).toEqual([{ type: 'text', text: 'Nothing matches "FIXME".' }])
+  })
+
   it('answers a prompt that needs no tool with text only', async () => {
     expect(await conversation('Good morning!', workspace)).toEqual({
       calls: [],
