@@ -26,6 +26,7 @@ const packages = [
   'core/agent-default-model',
   'core/agent-loop',
   'runtime/invariants',
+  'support/testkit',
   'tools/workspace-tools',
   'examples/agent-spine-demo',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))

@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import type { AgentHandle } from '@deepseek-ai/dsh-agent'
 import { SESSION_FORMAT_VERSION, SessionId, type LoadedSession, type SessionPersistence } from '@deepseek-ai/dsh-session'
-import { deferred, spine } from './harness'
+import { deferred, spine } from '@deepseek-ai/dsh-testkit'
 
 const id = SessionId('a')
 const opts = { provider: 'scripted', model: 'test-model' }

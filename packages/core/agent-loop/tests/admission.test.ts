@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import type { UserMessage } from '@deepseek-ai/dsh-llm'
-import { deferred, spine, trace, transcript } from './harness'
+import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 const context = (label: string, body: string) => ({ label, content: [{ type: 'text' as const, text: body }] })
 

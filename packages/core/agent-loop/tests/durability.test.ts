@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { AgentError } from '@deepseek-ai/dsh-agent'
 import { MemorySessionPersistence, SessionId, memoryPersistence, type Session } from '@deepseek-ai/dsh-session'
-import { deferred, echo, spine, trace } from './harness'
+import { deferred, echo, spine, trace } from '@deepseek-ai/dsh-testkit'
 
 /**
  * Durability before the request (issue 14.2, contracts §2) and the

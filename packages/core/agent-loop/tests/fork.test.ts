@@ -4,7 +4,7 @@ import type { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
 import { SessionId, memoryPersistence, MemorySessionPersistence } from '@deepseek-ai/dsh-session'
-import { spine, trace, transcript } from './harness'
+import { spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 const opts = { provider: 'scripted', model: 'test-model' }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createUserMessage, type GenerateOptions, type LlmAdapter, type Message } from '@deepseek-ai/dsh-llm'
 import { ScriptedModel } from '@deepseek-ai/dsh-llm-scripted'
 import { ReadOnlyHistoryError } from '@deepseek-ai/dsh-session'
-import { echo, spine, transcript } from './harness'
+import { echo, spine, transcript } from '@deepseek-ai/dsh-testkit'
 
 /** An adapter in front of `model` that runs `onCall` on what it receives first. */
 function adapter(model: ScriptedModel, onCall: (options: GenerateOptions) => void): LlmAdapter {

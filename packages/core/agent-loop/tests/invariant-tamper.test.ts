@@ -4,7 +4,7 @@ import Invariants, { InvariantError, type InvariantPolicy } from '@deepseek-ai/d
 import { MessageId, createUserMessage, type LlmRequest, type LoopRequestMeta } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
-import { spine } from './harness'
+import { spine } from '@deepseek-ai/dsh-testkit'
 
 declare module '@deepseek-ai/dsh-session' {
   interface SessionEventMap {

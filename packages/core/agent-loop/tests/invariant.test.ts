@@ -9,7 +9,7 @@ import type { ScriptTurn } from '@deepseek-ai/dsh-llm-scripted'
 import { memoryPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import LogStructure from '@deepseek-ai/dsh-session/invariant'
 import { defineTool } from '@deepseek-ai/dsh-tools'
-import { echo, spine, trace, transcript, type SpineOptions } from './harness'
+import { echo, spine, trace, transcript, type SpineOptions } from '@deepseek-ai/dsh-testkit'
 
 const shout = defineTool({
   name: 'shout',

@@ -7,7 +7,7 @@ import { ScriptedModel } from '@deepseek-ai/dsh-llm-scripted'
 import Sessions, { SessionId, memoryPersistence, MemorySessionPersistence, type LoadedSession } from '@deepseek-ai/dsh-session'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import Tools from '@deepseek-ai/dsh-tools'
-import { spine, trace } from './harness'
+import { spine, trace } from '@deepseek-ai/dsh-testkit'
 
 const id = SessionId('a')
 const opts = { provider: 'scripted', model: 'test-model' }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import RegistryPairing from '@deepseek-ai/dsh-agent/invariant'
 import Invariants from '@deepseek-ai/dsh-invariants'
 import { SessionId, memoryPersistence, MemorySessionPersistence } from '@deepseek-ai/dsh-session'
-import { spine } from './harness'
+import { spine } from '@deepseek-ai/dsh-testkit'
 
 const id = SessionId('a')
 const opts = { provider: 'scripted', model: 'test-model' }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { LlmFailure } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { spine, trace, transcript } from './harness'
+import { spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 const noChunks = (lines: string[]) => lines.filter((line) => !line.startsWith('assistant/chunk'))
 const rateLimited: LlmFailure = { code: 'RATE_LIMIT', message: 'slow down', retryAfterMs: 10 }

@@ -7,7 +7,7 @@ import type { LlmRequest } from '@deepseek-ai/dsh-llm'
 import type { ScriptReply, ScriptToolCall } from '@deepseek-ai/dsh-llm-scripted'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import { assertProperty } from './property/driver'
-import { echo, refusingLog, spine, type AppendAttempt } from './harness'
+import { echo, refusingLog, spine, type AppendAttempt } from '@deepseek-ai/dsh-testkit'
 
 /**
  * Property (issue 15, contracts §1): a refused append at any point of a turn

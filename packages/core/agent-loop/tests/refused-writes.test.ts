@@ -4,7 +4,7 @@ import { AgentError, type Agent } from '@deepseek-ai/dsh-agent'
 import { createAssistantMessage, type AssistantMessage } from '@deepseek-ai/dsh-llm'
 import { MemorySessionPersistence, SessionError, SessionId, memoryPersistence } from '@deepseek-ai/dsh-session'
 import { defineTool } from '@deepseek-ai/dsh-tools'
-import { deferred, echo, refusingLog, spine, trace } from './harness'
+import { deferred, echo, refusingLog, spine, trace } from '@deepseek-ai/dsh-testkit'
 
 /**
  * The refused-write rule (issues 14.1 and 15.1, contracts §1): when the log

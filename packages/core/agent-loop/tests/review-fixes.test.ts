@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { SessionId, memoryPersistence, MemorySessionPersistence } from '@deepseek-ai/dsh-session'
-import { deferred, spine, trace, transcript } from './harness'
+import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 const id = SessionId('a')
 const opts = { provider: 'scripted', model: 'test-model' }

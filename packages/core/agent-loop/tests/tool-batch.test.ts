@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineTool } from '@deepseek-ai/dsh-tools'
-import { deferred, spine, trace, transcript } from './harness'
+import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 /** A tool whose calls wait for the test: `gates[arg]` releases the call named `arg`. */
 function gatedTool(name: string, options: { safe: boolean | (() => boolean); log: string[] }) {

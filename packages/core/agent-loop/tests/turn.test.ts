@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { echo, spine, trace, transcript } from './harness'
+import { echo, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 describe('a turn (R-LOOP-1…5)', () => {
   it('a followup runs one turn: claim, prompt, step, answer, close, in this exact log order', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import Retry, { DEFAULT_BUDGETS, backoffDelay } from '@deepseek-ai/dsh-llm-retry'
 import type { LlmFailure } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { spine, trace } from '../../../core/agent-loop/tests/harness'
+import { spine, trace } from '@deepseek-ai/dsh-testkit'
 
 const failure = (code: LlmFailure['code'], extra: Partial<LlmFailure> = {}): LlmFailure => ({ code, message: `${code} happened`, ...extra })
 const retries = (events: readonly AnySessionEvent[]) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { echo, spine, trace, transcript } from '../harness'
+import { echo, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 /**
  * Bugs the property tests found, each reduced to a deterministic test.

@@ -1,0 +1,8 @@
+export { spine, echo } from './spine'
+export type { Spine, SpineOptions } from './spine'
+export { trace } from './trace'
+export { transcript } from './transcript'
+export { deferred } from './deferred'
+export type { Deferred } from './deferred'
+export { refusingLog } from './refusing-log'
+export type { AppendAttempt, RefusingLogRecord } from './refusing-log'
