@@ -1,9 +1,10 @@
 import { AgentError, type AgentHandle, type AgentLoadReport, type AgentOptions } from '@deepseek-ai/dsh-agent'
 import { scoped } from '@deepseek-ai/dsh-scope'
 import type { Session } from '@deepseek-ai/dsh-session'
-import { ReactLoopAgent, type LoopEnvironment } from './agent'
+import { ReactLoopAgent } from './agent'
 import type { Context, Fiber } from './cordis'
 import { fiberLive } from './fiber'
+import type { LoopEnvironment } from './loop-environment'
 import { LOOP_UNLOADED, OWNER_UNLOADED } from './pending-call'
 
 /** The plugin behind each agent's private scope: a child fiber of the loop that agent-local registrations revert with. */

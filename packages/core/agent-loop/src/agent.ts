@@ -15,29 +15,18 @@ import {
   type Inbox,
   type ResolvedAgentInput,
 } from '@deepseek-ai/dsh-agent'
-import { newMessageId, type JsonObject, type LlmCallConfig, type MessageId, type ToolSchema } from '@deepseek-ai/dsh-llm'
+import { newMessageId, type JsonObject, type MessageId } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent, SessionEventMap, SessionEventType, SessionId } from '@deepseek-ai/dsh-session'
-import type { PromptVars } from '@deepseek-ai/dsh-system-prompt'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
-import type { Durability } from './config'
-import { FailureState, appendRefused, failureReason, persistenceFailed, type LogWriter } from './failure'
+import { FailureState, appendRefused, failureReason, persistenceFailed } from './failure'
 import { InboxState } from './inbox'
 import { placeInput, userMessageData, type PlacedMessage } from './placement'
-import { runTurn, type HeaderState, type TurnState } from './turn'
-
-/** What an agent needs from the loop that drives it. */
-export interface LoopEnvironment {
-  /** The loop's own context: every `agent/*` checkpoint is dispatched from it, scope-filtered. */
-  readonly home: Context
-  readonly sessions: Context['sessions']
-  readonly llm: Context['llm']
-  readonly tools: Context['tools']
-  readonly systemPrompt: Context['systemPrompt']
-  readonly maxParallelToolCalls: number
-  /** When the log is flushed (contracts §2): `'step'` before each request and after admissions, `'turn'` at turn ends only. */
-  readonly durability: Durability
-}
+import type { LoopEnvironment } from './loop-environment'
+import { RequestConfig } from './request-config'
+import { runTurn } from './turn'
+import type { TurnHost } from './turn-host'
+import type { TurnState } from './turn-state'
 
 interface MaintenanceTask {
   run: (signal: AbortSignal) => Promise<unknown>
@@ -55,11 +44,13 @@ interface MaintenanceTask {
  * see `FailureState`): a refused append or a failed flush fails the agent
  * for good, and the drain stops.
  */
-export class ReactLoopAgent implements Agent, LogWriter {
+export class ReactLoopAgent implements Agent, TurnHost {
   readonly events: AgentEventEmitter
   readonly checkpoints: Checkpoints
   readonly inboxState: InboxState
   readonly logger: ReturnType<Context['logger']>
+  /** The request configuration and the last logged header. */
+  readonly requests: RequestConfig
   /** Set by the first refused append or failed flush: the agent takes no more work. */
   readonly failed = new FailureState()
   /** The open turn (between `turn/start` and `turn/end`). */
@@ -80,16 +71,11 @@ export class ReactLoopAgent implements Agent, LogWriter {
   private admissionFlushQueued = false
   private idleWaiters: Array<() => void> = []
   private terminalWindow = false
-  private vars: PromptVars | undefined
   /** Injections waiting for `agent/session-start`, or for maintenance to settle. */
   private readonly held: PlacedMessage[] = []
   private maintaining = false
   /** The injections of a one-shot `injection` turn being written. */
   private oneShot: PlacedMessage[] | undefined
-  private header: HeaderState | undefined
-  private headerReason: 'initial' | 'resume' | 'change'
-  /** The effort to restore on this instance's first request, when its route matches the log's. */
-  private restorable: { provider: string; model: string; effort: string } | undefined
 
   constructor(
     readonly env: LoopEnvironment,
@@ -102,16 +88,16 @@ export class ReactLoopAgent implements Agent, LogWriter {
     this.checkpoints = new Checkpoints(env.home, this.events.filter)
     this.inboxState = new InboxState(this, this.events)
     this.logger = env.home.logger('dsh-agent-loop')
-    this.header = lastHeader(session)
-    this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
+    this.requests = new RequestConfig(this.checkpoints, env.llm, this, session, options, resumed)
     if (resumed) {
       // A fork's seed belongs to its parent: its inbox events are not the child's pending work.
       this.inboxState.rebuild(session, 1 + (session.meta.seedLength ?? 0))
     }
-    // R-LOOP-6 for a resumed log and a fork's seed alike (a fresh log has no header).
-    if (this.header?.reasoningEffort) {
-      this.restorable = { provider: this.header.provider, model: this.header.model, effort: this.header.reasoningEffort }
-    }
+  }
+
+  /** The agent as plugins see it (`TurnHost`): this object. */
+  get agent(): Agent {
+    return this
   }
 
   get id(): SessionId {
@@ -268,8 +254,8 @@ export class ReactLoopAgent implements Agent, LogWriter {
     }
   }
 
-  /** Flushes the log before a step's request leaves; a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure. */
-  async flushBeforeRequest(): Promise<void> {
+  /** Flushes the log (before a step's request, at a turn's end); a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure. */
+  async flush(): Promise<void> {
     try {
       await this.env.sessions.flush(this.session)
     } catch (error) {
@@ -494,88 +480,6 @@ export class ReactLoopAgent implements Agent, LogWriter {
     }
   }
 
-  // ── request config and header ─────────────────────────────────────
-
-  /**
-   * The system prompt variables of a step. The object is reused while the
-   * route does not change, so the prompt service's cache hits by identity.
-   */
-  promptVars(provider: string, model: string): PromptVars {
-    const vars = this.vars
-    if (vars && vars.provider === provider && vars.model === model) return vars
-    const cwd = this.session.meta.cwd
-    return (this.vars = Object.freeze(cwd === undefined ? { provider, model } : { provider, model, cwd }))
-  }
-
-  /** The per-agent part of each step's call config. */
-  baseConfig(): LlmCallConfig {
-    const { provider, model, reasoningEffort, maxTokens } = this.options
-    const config: LlmCallConfig = {}
-    if (provider !== undefined) config.provider = provider
-    if (model !== undefined) config.model = model
-    if (reasoningEffort !== undefined) config.reasoningEffort = reasoningEffort
-    if (maxTokens !== undefined) config.maxTokens = maxTokens
-    return config
-  }
-
-  /**
-   * R-LOOP-6: a resumed or forked instance restores the logged reasoning effort when its
-   * route equals the logged route, and keeps it while the route stays the same
-   * (a request that names an effort uses its own). The first request on
-   * another route drops it for good, with any opaque state of the old model.
-   */
-  restoreEffort(config: LlmCallConfig): LlmCallConfig {
-    const restorable = this.restorable
-    if (!restorable) return config
-    if (config.provider !== restorable.provider || config.model !== restorable.model) {
-      this.restorable = undefined
-      return config
-    }
-    return config.reasoningEffort !== undefined ? config : { ...config, reasoningEffort: restorable.effort }
-  }
-
-  /** Logs `request/header` when the effective config, system text or tools differ from the last header. */
-  logHeader(config: LlmCallConfig & { provider: string; model: string }, system: string, tools: readonly ToolSchema[]): void {
-    const last = this.header
-    // The system prompt service keeps its tool list identity-stable while nothing changes,
-    // so the serialization is only paid when the list object is new.
-    const toolsJson = last && last.tools === tools ? last.toolsJson : JSON.stringify(tools)
-    if (
-      last &&
-      last.toolsJson === toolsJson &&
-      last.provider === config.provider &&
-      last.model === config.model &&
-      last.reasoningEffort === config.reasoningEffort &&
-      last.maxTokens === config.maxTokens &&
-      last.temperature === config.temperature &&
-      last.system === system
-    ) {
-      last.tools = tools
-      return
-    }
-    this.append('request/header', {
-      provider: config.provider,
-      model: config.model,
-      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
-      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
-      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-      system,
-      tools: tools as ToolSchema[],
-      reason: this.headerReason,
-    })
-    this.headerReason = 'change'
-    this.header = {
-      provider: config.provider,
-      model: config.model,
-      reasoningEffort: config.reasoningEffort,
-      maxTokens: config.maxTokens,
-      temperature: config.temperature,
-      system,
-      tools,
-      toolsJson,
-    }
-  }
-
   // ── teardown ──────────────────────────────────────────────────────
 
   /**
@@ -604,27 +508,4 @@ export class ReactLoopAgent implements Agent, LogWriter {
     while (this.flushes.size) await Promise.all(this.flushes)
     this.settleIdle()
   }
-}
-
-/** The last `request/header` of a log, folded for comparison (searched from the end). */
-function lastHeader(session: Session): HeaderState | undefined {
-  const events = session.events
-  for (let i = events.length - 1; i >= 0; i--) {
-    // The type first: the chunks passed on the way are not rebuilt.
-    if (session.typeAt(i) !== 'request/header') continue
-    const event = events[i]!
-    if (event.type !== 'request/header') continue
-    const data = event.data
-    return {
-      provider: data.provider,
-      model: data.model,
-      reasoningEffort: data.reasoningEffort,
-      maxTokens: data.maxTokens,
-      temperature: data.temperature,
-      system: data.system,
-      tools: data.tools,
-      toolsJson: JSON.stringify(data.tools),
-    }
-  }
-  return undefined
 }

@@ -14,7 +14,7 @@ import {
   type SessionStartSource,
 } from '@deepseek-ai/dsh-agent'
 import { SessionId, type Session } from '@deepseek-ai/dsh-session'
-import type { LoopEnvironment } from './agent'
+import type { LoopEnvironment } from './loop-environment'
 import { buildRecord, type AgentRecord } from './agent-record'
 import { AgentLoopConfig, type ConfigAgent } from './config'
 import { Context, Service, symbols, type Fiber } from './cordis'

@@ -1,0 +1,109 @@
+import type { AgentMessage } from '@deepseek-ai/dsh-agent'
+import type { Assembler, LlmFailure, ToolCallBlock } from '@deepseek-ai/dsh-llm'
+import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
+import { TurnHolder } from './cancellation'
+import type { LogWriter } from './failure'
+import { userMessageData, type PlacedMessage } from './placement'
+import type { ToolBatch } from './tool-batch'
+
+/** One message of a step's proposed batch, with the event type it keeps if entered as is. */
+export interface ProposedEntry {
+  readonly placed: PlacedMessage
+  readonly type: 'user/message' | 'steering/message'
+  /** The inbox item the message comes from, for steering. */
+  readonly item?: string
+}
+
+/** The batch `agent/pre-step` decides on, and the inbox items it would consume. */
+export interface Proposal {
+  readonly entries: readonly ProposedEntry[]
+  readonly steering: readonly AgentMessage[]
+}
+
+/** How a step went, for the turn to decide what comes next. */
+export type StepOutcome =
+  | { kind: 'rejected' }
+  | { kind: 'done'; hadToolCalls: boolean; wroteSteering: boolean }
+  | { kind: 'failed'; error: unknown; failure: LlmFailure }
+
+/**
+ * The open step. `defersInjections` is true from `step/start` until the
+ * steering checkpoint is written: an `inject()` in that window waits for the
+ * end of the batch (and of the checkpoint), so the history never shows the
+ * model a message it had not seen when it answered, and never splits a
+ * steering item from its context.
+ *
+ * The `logged`, `anchored` and `ended` marks are set *before* the write they
+ * record is attempted (the refused-write rule): a write the log refused is
+ * never tried again, not even by the close of an interrupted step.
+ */
+export class StepState {
+  defersInjections = true
+  readonly deferred: PlacedMessage[] = []
+  assembler: Assembler | undefined
+  readonly chunkSeqs: number[] = []
+  /** The log accepted `step/start`: the step exists in the log and must be closed there. */
+  logged = false
+  /** The anchor was written, or refused: in either case it is never written again. */
+  anchored = false
+  /** `step/end` was written, or refused: in either case it is never written again. */
+  ended = false
+  calls: readonly ToolCallBlock[] = []
+  /** The route that answers this step, once the call is prepared. */
+  source: { kind: 'model'; provider: string; model: string } | undefined
+  batch: ToolBatch | undefined
+  resultsDone = false
+  wroteSteering = false
+
+  constructor(
+    readonly turn: number,
+    readonly step: number,
+  ) {}
+}
+
+/**
+ * The open turn, from before its claim to just before its `turn/end` (the
+ * span in which `cancel()`, `steer()` and `inject()` see an open turn).
+ */
+export class TurnState {
+  readonly holder = new TurnHolder()
+  /** Assigned when `turn/start` is written. */
+  turn = 0
+  /** Injections admitted before `turn/start` was written; appended right after it. */
+  private early: PlacedMessage[] | undefined = []
+  step: StepState | undefined
+  /** The decided end, when the turn ends other than by cancel or failure. */
+  end: TurnEndReason | undefined
+  /** A terminal continuation stop: authoritative through close and flush. */
+  terminal: string | undefined
+  failure: { error: unknown; step: number | undefined } | undefined
+  /** Consecutive provider failures of this turn (cleared by a success). */
+  readonly priorFailures: LlmFailure[] = []
+  /** The step that was open when the agent failed, for `agent/error`. */
+  failedStep: number | undefined
+
+  constructor(readonly trigger: TurnTrigger) {}
+
+  /** The agent failed while this turn was open: it unwinds to its close, which ends it `error` and reports. */
+  fail(error: Error): void {
+    this.failedStep = this.step?.step
+    this.holder.fail(error)
+  }
+
+  /** Whether `turn/start` is not written yet: an injection must wait for it. */
+  get opening(): boolean {
+    return this.early !== undefined
+  }
+
+  /** Holds an injection admitted while the turn is opening. */
+  holdInjection(placed: PlacedMessage): void {
+    this.early!.push(placed)
+  }
+
+  /** Called once `turn/start` is logged: appends the injections that waited for it, in order. */
+  opened(log: LogWriter): void {
+    const early = this.early!
+    this.early = undefined
+    for (const placed of early) log.append('user/message', userMessageData(placed))
+  }
+}
