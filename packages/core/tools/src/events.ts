@@ -1,4 +1,5 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { ApprovalAnswer, ApprovalRequest } from './approval'
 import type {
   PostExecuteDecision,
   PreExecuteDecision,
@@ -36,6 +37,18 @@ declare module 'cordis' {
      * @mode waterfall
      */
     'tools/pre-execute'(invocation: ToolInvocation, next: () => Promise<PreExecuteDecision>): Awaitable<PreExecuteDecision>
+    /**
+     * The `ctx.approval` service answered an `ask`: `answer` is its reply in
+     * full form (`'allow'`/`'deny'` become `{ decision }`; a malformed reply
+     * is `{ decision: 'deny' }`). Emitted before the call goes on to the
+     * guards (an `allow`) or is refused (a `deny`, with the answer's feedback
+     * in the denial the model reads). A policy that asked with a `scope`
+     * remembers an answer carrying `remember` here. Not emitted when no
+     * approval service is mounted, when it throws, or when the call is aborted
+     * while it waits. Observe only: listener failures are contained.
+     * @mode emit
+     */
+    'tools/approval'(request: ApprovalRequest, answer: ApprovalAnswer): void
     /**
      * Middleware around dispatch (timeouts, metrics, tracing). The innermost
      * step runs the tool body. A wrapper may replace only `dispatch.signal`

@@ -10,7 +10,8 @@ export type { ToolEffect } from './effect'
 export type { DefineToolOptions, ZodObjectSchema } from './define-tool'
 export { ToolError, isToolError } from './errors'
 export type { ToolErrorCode, ToolErrorCodeMap } from './errors'
-export type { ApprovalRequest, ToolApproval } from './approval'
+export { MAX_FEEDBACK_CHARS, approvalAnswer } from './approval'
+export type { ApprovalAnswer, ApprovalRequest, ApprovalResponse, ApprovalScope, ToolApproval } from './approval'
 export type { ToolCallPlan } from './pipeline'
 export type {
   DeferredContext,

@@ -3,6 +3,7 @@ import { heard, type ContainedEmitter, type RawEvents, type SubjectFilter } from
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
+import { approvalAnswer, type ApprovalRequest } from './approval'
 import { abortedBeforeDispatch, beforeDispatch } from './cancellation'
 import { CallRun, dispatchCall } from './dispatch'
 import { ToolError, isToolError } from './errors'
@@ -203,13 +204,24 @@ async function admit(host: PipelineHost, filter: SubjectFilter, invocation: Tool
     case 'ask': {
       const approval = host.home.get('approval')
       if (!approval) throw denied('approval required but no approval service is available')
-      let verdict: unknown
+      const request: ApprovalRequest = Object.freeze({
+        ...invocation,
+        reason: decision.reason,
+        ...(decision.scope !== undefined ? { scope: decision.scope } : {}),
+      })
+      let response: unknown
       try {
-        verdict = await beforeDispatch(approval.request({ ...invocation, reason: decision.reason }), signal)
+        response = await beforeDispatch(approval.request(request), signal)
       } catch (error) {
         throw policyFailure(error, 'the approval request failed')
       }
-      if (verdict !== 'allow') throw denied('not approved')
+      const answer = approvalAnswer(response)
+      try {
+        if (heard(host.events, 'tools/approval')) host.emitter.emit(filter, 'tools/approval', [request, answer], (error) => host.reportListenerError('tools/approval', error))
+      } catch (error) {
+        host.reportListenerError('tools/approval', error)
+      }
+      if (answer.decision !== 'allow') throw denied(answer.feedback ? `not approved; the person said: ${answer.feedback}` : 'not approved')
       return
     }
     default:

@@ -1,6 +1,7 @@
 import type { CallId, ContentBlock, ToolSchema, UserMessage } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { ApprovalScope } from './approval'
 import type { ToolEffect } from './effect'
 import type { ToolErrorCode } from './errors'
 
@@ -133,12 +134,14 @@ export interface ToolDispatch extends Omit<ToolInvocation, 'signal'> {
 /**
  * The decision of `tools/pre-execute`. `allow` runs the call (subject to the
  * guards); `deny` refuses it with `reason`; `ask` hands it to the
- * `ctx.approval` service, and is a denial when none is mounted.
+ * `ctx.approval` service, and is a denial when none is mounted. An `ask` may
+ * carry the `scope` an "always" answer would cover (the asking policy then
+ * remembers such answers; see `tools/approval`).
  */
 export type PreExecuteDecision =
   | { readonly kind: 'allow' }
   | { readonly kind: 'deny'; readonly reason: string }
-  | { readonly kind: 'ask'; readonly reason?: string }
+  | { readonly kind: 'ask'; readonly reason?: string; readonly scope?: ApprovalScope }
 
 /**
  * The decision of `tools/post-execute`: keep the output (`accept`), replace

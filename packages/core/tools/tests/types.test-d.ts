@@ -8,6 +8,7 @@ import {
   type ToolEffect,
   type PostExecuteDecision,
   type PreExecuteDecision,
+  type ApprovalScope,
   type ToolApproval,
   type ToolCallResult,
   type ToolDefinition,
@@ -129,5 +130,16 @@ describe('tools event typings', () => {
     const approval: ToolApproval = { request: async (request) => (request.reason ? 'deny' : 'allow') }
     ctx.provide('approval', approval)
     expectTypeOf(ctx.get('approval')).toEqualTypeOf<ToolApproval | undefined>()
+    // An answer in full: remember for the session within a scope, or deny with feedback for the model.
+    const remembering: ToolApproval = { request: async (request) => ({ decision: 'allow', remember: request.scope ?? { tool: request.call.name } }) }
+    const explaining: ToolApproval = { request: async () => ({ decision: 'deny', feedback: 'use pnpm, not npm' }) }
+    // @ts-expect-error the decision is allow or deny
+    const wrong: ToolApproval = { request: async () => ({ decision: 'ask' }) }
+    ctx.on('tools/pre-execute', async () => ({ kind: 'ask', reason: 'writes', scope: { tool: 'edit_file', path: 'src/**' } }))
+    ctx.on('tools/approval', (request, answer) => {
+      expectTypeOf(request.scope).toEqualTypeOf<ApprovalScope | undefined>()
+      expectTypeOf(answer.decision).toEqualTypeOf<'allow' | 'deny'>()
+    })
+    void [remembering, explaining, wrong]
   })
 })
