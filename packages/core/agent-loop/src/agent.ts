@@ -15,13 +15,13 @@ import {
   type Inbox,
   type ResolvedAgentInput,
 } from '@deepseek-ai/dsh-agent'
-import { newMessageId, type JsonObject, type MessageId } from '@deepseek-ai/dsh-llm'
+import { newMessageId, type MessageId } from '@deepseek-ai/dsh-llm'
 import type { Session, SessionEvent, SessionEventMap, SessionEventType, SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
-import { FailureState, appendRefused, failureReason, persistenceFailed } from './failure'
+import { FailureState, appendRefused, persistenceFailed } from './failure'
 import { InboxState } from './inbox'
-import { placeInput, userMessageData, type PlacedMessage } from './placement'
+import { InjectionRouter, type InjectionHost } from './injections'
 import type { LoopEnvironment } from './loop-environment'
 import { RequestConfig } from './request-config'
 import { runTurn } from './turn'
@@ -44,13 +44,15 @@ interface MaintenanceTask {
  * see `FailureState`): a refused append or a failed flush fails the agent
  * for good, and the drain stops.
  */
-export class ReactLoopAgent implements Agent, TurnHost {
+export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   readonly events: AgentEventEmitter
   readonly checkpoints: Checkpoints
   readonly inboxState: InboxState
   readonly logger: ReturnType<Context['logger']>
   /** The request configuration and the last logged header. */
   readonly requests: RequestConfig
+  /** Where an `inject()` goes (R-IN-7). */
+  readonly injections: InjectionRouter = new InjectionRouter(this)
   /** Set by the first refused append or failed flush: the agent takes no more work. */
   readonly failed = new FailureState()
   /** The open turn (between `turn/start` and `turn/end`). */
@@ -71,11 +73,7 @@ export class ReactLoopAgent implements Agent, TurnHost {
   private admissionFlushQueued = false
   private idleWaiters: Array<() => void> = []
   private terminalWindow = false
-  /** Injections waiting for `agent/session-start`, or for maintenance to settle. */
-  private readonly held: PlacedMessage[] = []
   private maintaining = false
-  /** The injections of a one-shot `injection` turn being written. */
-  private oneShot: PlacedMessage[] | undefined
 
   constructor(
     readonly env: LoopEnvironment,
@@ -120,7 +118,7 @@ export class ReactLoopAgent implements Agent, TurnHost {
     const message = admitInput(input, id)
     try {
       if (message.target === 'next-step' && !message.wakeup) {
-        this.inject1(message.id, message)
+        this.injections.route(message.id, message)
         return id
       }
       if (message.target === 'next-step' && this.terminalWindow) {
@@ -156,78 +154,6 @@ export class ReactLoopAgent implements Agent, TurnHost {
 
   inject(input: AgentInput): MessageId {
     return this.send(resolveAgentInput(input, 'next-step', false))
-  }
-
-  /**
-   * Appends an injected context (R-IN-7): deferred to the end of the open
-   * step's batch, directly between steps of an open turn, or as a one-shot
-   * `injection` turn (synchronously, then flushed) when no turn is open.
-   */
-  private inject1(
-    id: MessageId,
-    message: { content: ResolvedAgentInput['content']; source: ResolvedAgentInput['source']; placement: ResolvedAgentInput['placement']; metadata: JsonObject },
-  ): void {
-    const [request] = placeInput(id, message.content, message.source, [], message.placement)
-    // No inbox/enqueue records an injection: its user/message carries the metadata (when there is any).
-    const placed: PlacedMessage = Object.keys(message.metadata).length ? { ...request!, metadata: message.metadata } : request!
-    const turn = this.openTurn
-    if (turn) {
-      if (turn.opening) turn.holdInjection(placed)
-      else if (turn.step?.defersInjections) turn.step.deferred.push(placed)
-      else this.append('user/message', userMessageData(placed))
-      return
-    }
-    if (this.oneShot) {
-      // Injected from a listener while the one-shot turn is being written: it joins that turn.
-      this.oneShot.push(placed)
-      return
-    }
-    if (!this.started || this.maintaining) {
-      // Before agent/session-start, or while maintenance runs (exclusive with turns): it waits.
-      this.held.push(placed)
-      return
-    }
-    const failure = this.writeInjectionTurn([placed])
-    if (failure) throw failure
-  }
-
-  /**
-   * Writes a one-shot `injection` turn holding `messages` (and any injected
-   * while it is written), then flushes it. A refused write fails the agent:
-   * the turn still closes (`error`) if the log opened it, the failure is
-   * reported and returned (the admission that wrote it throws it).
-   */
-  private writeInjectionTurn(messages: PlacedMessage[]): AgentError | undefined {
-    const queue = (this.oneShot = messages)
-    const number = this.session.position.lastTurn + 1
-    let opened = false
-    try {
-      this.append('turn/start', { turn: number, trigger: { kind: 'injection' } })
-      opened = true
-      while (queue.length) this.append('user/message', userMessageData(queue.shift()!))
-    } catch (error) {
-      if (error !== this.failed.error) throw error
-    } finally {
-      this.oneShot = undefined
-    }
-    const failure = this.failed.error
-    if (opened) {
-      try {
-        this.append('turn/end', { turn: number, reason: failure ? failureReason(failure) : { kind: 'completed' } })
-      } catch {
-        // Refused as well: the failure that stands is reported below.
-      }
-    }
-    this.track(this.env.sessions.flush(this.session))
-    if (!failure) return undefined
-    this.reportOutsideTurn()
-    return failure
-  }
-
-  /** Writes the injections that waited for the start or for maintenance, if nothing else holds them now. */
-  releaseHeld(): void {
-    if (!this.held.length || !this.started || this.maintaining || this.openTurn || this.oneShot || this.disposing || this.failed.error) return
-    this.writeInjectionTurn(this.held.splice(0))
   }
 
   private assertAdmissible(): void {
@@ -389,6 +315,16 @@ export class ReactLoopAgent implements Agent, TurnHost {
     this.events.emit('agent/status', status)
   }
 
+  /** Whether an injection with no open turn waits (`InjectionHost`): before `agent/session-start`, or while maintenance runs. */
+  get holdsIdleInjections(): boolean {
+    return !this.started || this.maintaining
+  }
+
+  /** Starts a tracked flush nobody awaits (`InjectionHost`): after a one-shot injection turn. */
+  flushLater(): void {
+    this.track(this.env.sessions.flush(this.session))
+  }
+
   /** Tracks a flush that nobody awaits (`whenIdle()` and dispose wait for it); a rejection fails the agent. */
   private track(flush: Promise<void>): void {
     const task = flush.catch((error: unknown) => {
@@ -476,7 +412,7 @@ export class ReactLoopAgent implements Agent, TurnHost {
     } finally {
       this.maintenanceController = undefined
       this.maintaining = false
-      this.releaseHeld()
+      this.injections.release()
     }
   }
 
@@ -504,7 +440,7 @@ export class ReactLoopAgent implements Agent, TurnHost {
     for (const task of this.maintenance.splice(0)) task.reject(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     while (this.pumping) await this.pumping
     // Injections that waited for maintenance are durable context: write them while the session is attached.
-    if (this.held.length && this.started && !this.openTurn && !this.failed.error) this.writeInjectionTurn(this.held.splice(0))
+    this.injections.release(true)
     while (this.flushes.size) await Promise.all(this.flushes)
     this.settleIdle()
   }

@@ -266,7 +266,7 @@ export class AgentLoop extends Service implements AgentFactory {
     if (reportsSomething(report)) record.agent.events.emit('agent/load-report', report)
     record.agent.events.emit('agent/session-start', source)
     record.agent.started = true
-    record.agent.releaseHeld()
+    record.agent.injections.release()
     record.agent.kick()
   }
 

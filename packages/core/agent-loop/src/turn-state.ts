@@ -2,8 +2,7 @@ import type { AgentMessage } from '@deepseek-ai/dsh-agent'
 import type { Assembler, LlmFailure, ToolCallBlock } from '@deepseek-ai/dsh-llm'
 import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
 import { TurnHolder } from './cancellation'
-import type { LogWriter } from './failure'
-import { userMessageData, type PlacedMessage } from './placement'
+import type { PlacedMessage } from './placement'
 import type { ToolBatch } from './tool-batch'
 
 /** One message of a step's proposed batch, with the event type it keeps if entered as is. */
@@ -28,10 +27,10 @@ export type StepOutcome =
 
 /**
  * The open step. `defersInjections` is true from `step/start` until the
- * steering checkpoint is written: an `inject()` in that window waits for the
- * end of the batch (and of the checkpoint), so the history never shows the
- * model a message it had not seen when it answered, and never splits a
- * steering item from its context.
+ * steering checkpoint is written: an `inject()` in that window waits in
+ * `deferred` for the end of the batch (and of the checkpoint), so the history
+ * never shows the model a message it had not seen when it answered, and never
+ * splits a steering item from its context (see `injections.ts`).
  *
  * The `logged`, `anchored` and `ended` marks are set *before* the write they
  * record is attempted (the refused-write rule): a write the log refused is
@@ -69,8 +68,8 @@ export class TurnState {
   readonly holder = new TurnHolder()
   /** Assigned when `turn/start` is written. */
   turn = 0
-  /** Injections admitted before `turn/start` was written; appended right after it. */
-  private early: PlacedMessage[] | undefined = []
+  /** Until `turn/start` is written: the injections admitted meanwhile, appended right after it (see `injections.ts`). */
+  early: PlacedMessage[] | undefined = []
   step: StepState | undefined
   /** The decided end, when the turn ends other than by cancel or failure. */
   end: TurnEndReason | undefined
@@ -88,22 +87,5 @@ export class TurnState {
   fail(error: Error): void {
     this.failedStep = this.step?.step
     this.holder.fail(error)
-  }
-
-  /** Whether `turn/start` is not written yet: an injection must wait for it. */
-  get opening(): boolean {
-    return this.early !== undefined
-  }
-
-  /** Holds an injection admitted while the turn is opening. */
-  holdInjection(placed: PlacedMessage): void {
-    this.early!.push(placed)
-  }
-
-  /** Called once `turn/start` is logged: appends the injections that waited for it, in order. */
-  opened(log: LogWriter): void {
-    const early = this.early!
-    this.early = undefined
-    for (const placed of early) log.append('user/message', userMessageData(placed))
   }
 }

@@ -21,7 +21,8 @@ import type { TurnEndReason } from '@deepseek-ai/dsh-session'
 import { TurnAborted, checkAborted } from './cancellation'
 import { checkAssistant, checkContinuation, checkEntered, checkPromptDecision, pluginBug } from './decision-checks'
 import { failureReason } from './failure'
-import { contextMessages, placeInput, userMessageData, type PlacedMessage } from './placement'
+import { appendDeferred, appendEarly, stopDeferring } from './injections'
+import { contextMessages, placeInput, userMessageData } from './placement'
 import { ToolBatch } from './tool-batch'
 import type { TurnHost } from './turn-host'
 import { StepState, TurnState, type Proposal, type ProposedEntry, type StepOutcome } from './turn-state'
@@ -58,7 +59,7 @@ export async function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): P
     return
   }
   try {
-    state.opened(host)
+    appendEarly(host, state)
     await driveTurn(host, state, item)
   } catch (error) {
     if (!(error instanceof TurnAborted) && !state.holder.aborted) {
@@ -320,18 +321,6 @@ function settleResults(host: TurnHost, step: StepState): void {
     for (const placed of contextMessages(step.batch.contexts())) host.append('user/message', userMessageData(placed))
   }
   appendDeferred(host, step)
-}
-
-/** Appends the deferred injections, including any injected while they are being appended. */
-function appendDeferred(host: TurnHost, step: StepState): void {
-  while (step.deferred.length) host.append('user/message', userMessageData(step.deferred.shift()!))
-}
-
-/** Ends the deferral window: what waited is appended, and from here on an `inject()` is appended directly. */
-function stopDeferring(host: TurnHost, step: StepState): void {
-  if (!step.defersInjections) return
-  appendDeferred(host, step)
-  step.defersInjections = false
 }
 
 function finishStep(host: TurnHost, step: StepState): void {
