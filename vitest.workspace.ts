@@ -25,9 +25,10 @@ const packages = [
   'core/agent',
   'core/agent-default-model',
   'core/agent-loop',
-  'runtime/invariants',
+  'support/invariants',
   'support/testkit',
   'tools/workspace-tools',
+  'runtime/agent-spine',
   'examples/agent-spine-demo',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))
 

@@ -7,7 +7,7 @@ import WorkspaceTools from '@deepseek-ai/dsh-workspace-tools'
 import type { InvariantViolation } from '@deepseek-ai/dsh-invariants'
 import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
 import { Context } from '../cordis'
-import { AgentSpine } from '../spine'
+import { AgentSpine } from '@deepseek-ai/dsh-agent-spine'
 import { ApprovalService } from './approval'
 import type { DemoSettings } from './settings'
 

@@ -3,7 +3,7 @@ import { basename, join, resolve } from 'node:path'
 import Schema from 'schemastery'
 import { parse as parseYaml, parseDocument } from 'yaml'
 import { ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
-import { SpineConfig } from '../spine'
+import { SpineConfig } from '@deepseek-ai/dsh-agent-spine'
 import { CliError } from './errors'
 
 /** The names `dsh-demo` looks for in the working directory, in this order. */

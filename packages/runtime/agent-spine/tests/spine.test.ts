@@ -1,7 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import AgentSpine, { SPINE_PACKAGES, SpineConfig } from '@deepseek-ai/dsh-agent-spine-demo'
+import AgentSpine, { SPINE_PACKAGES, SpineConfig } from '@deepseek-ai/dsh-agent-spine'
 import { DEFAULT_IDENTITY, DEFAULT_PERSONA } from '@deepseek-ai/dsh-system-prompt'
 import { DEFAULT_BUDGETS } from '@deepseek-ai/dsh-llm-retry'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'

@@ -2,7 +2,7 @@
  * Embedding the dsh spine in your own Cordis app, and writing a first plugin.
  *
  * Run it from the repository root:
- *   node --conditions=source --import tsx packages/examples/agent-spine-demo/examples/embed.ts
+ *   node --conditions=source --import tsx packages/runtime/agent-spine/examples/embed.ts
  * (tests/embed.test.ts runs it too, so it stays correct.)
  *
  * 1. Mount the spine bundle and a model adapter (here the offline scripted model).
@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url'
 import { Context } from 'cordis'
 import { z } from 'zod'
 import '@deepseek-ai/dsh-agent' // the agent/* event types (declared by merging into Cordis' Events)
-import AgentSpine from '@deepseek-ai/dsh-agent-spine-demo'
+import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
 import { SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
 import { defineTool } from '@deepseek-ai/dsh-tools'

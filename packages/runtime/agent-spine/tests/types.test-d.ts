@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expectTypeOf, it } from 'vitest'
-import AgentSpine, { SpineConfig } from '@deepseek-ai/dsh-agent-spine-demo'
+import AgentSpine, { SpineConfig } from '@deepseek-ai/dsh-agent-spine'
 
 describe('public types', () => {
   it('SpineConfig: every field optional on input, all filled on output, sub-objects typed by their owners', () => {
