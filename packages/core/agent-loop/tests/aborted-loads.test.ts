@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import type { AgentHandle } from '@deepseek-ai/dsh-agent'
 import { SESSION_FORMAT_VERSION, SessionId, type LoadedSession, type SessionPersistence } from '@deepseek-ai/dsh-session'
-import { deferred, spine } from '@deepseek-ai/dsh-testkit'
+import { deferred, settle, spine } from '@deepseek-ai/dsh-testkit'
 
 const id = SessionId('a')
 const opts = { provider: 'scripted', model: 'test-model' }
@@ -40,9 +40,6 @@ function lifecycleLog(root: Context) {
   root.on('agent/session-start', (a, source) => void log.push(`agent/session-start ${a.id} ${source}`))
   return log
 }
-
-/** Lets every queued microtask and I/O callback run (a late load's continuation included). */
-const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 /** A plugin that starts `start(ctx)` in its apply and keeps the promise. */
 async function ownerOf<T>(root: Context, start: (ctx: Context) => Promise<T>) {

@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
+import { deferred, settle, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
-const settle = () => new Promise((resolve) => setImmediate(resolve))
 const noChunks = (lines: string[]) => lines.filter((line) => !line.startsWith('assistant/chunk'))
 
 /** The turn signal of every model call, as the loop hands it to `ctx.llm`. */

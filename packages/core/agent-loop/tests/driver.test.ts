@@ -2,9 +2,8 @@ import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { SessionId, memoryPersistence, MemorySessionPersistence } from '@deepseek-ai/dsh-session'
 import AgentLoop from '@deepseek-ai/dsh-agent-loop'
-import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
+import { deferred, settle, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
-const settle = () => new Promise((resolve) => setImmediate(resolve))
 const noChunks = (lines: string[]) => lines.filter((line) => !line.startsWith('assistant/chunk'))
 
 describe('continuation (R-LOOP-4, R-LOOP-8)', () => {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { SessionId, memoryPersistence, MemorySessionPersistence } from '@deepseek-ai/dsh-session'
-import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
+import { deferred, settle, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 const id = SessionId('a')
 const opts = { provider: 'scripted', model: 'test-model' }
-const settle = () => new Promise((resolve) => setImmediate(resolve))
 const noChunks = (lines: string[]) => lines.filter((line) => !line.startsWith('assistant/chunk'))
 
 describe('resume keeps what is parked parked (R-LIFE-7)', () => {

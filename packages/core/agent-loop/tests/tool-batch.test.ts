@@ -1,36 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import { defineTool } from '@deepseek-ai/dsh-tools'
-import { deferred, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
-
-/** A tool whose calls wait for the test: `gates[arg]` releases the call named `arg`. */
-function gatedTool(name: string, options: { safe: boolean | (() => boolean); log: string[] }) {
-  const gates = new Map<string, ReturnType<typeof deferred<string>>>()
-  const gate = (key: string) => {
-    let entry = gates.get(key)
-    if (!entry) gates.set(key, (entry = deferred<string>()))
-    return entry
-  }
-  const tool = defineTool({
-    name,
-    description: `${name} waits for the test`,
-    parameters: z.object({ key: z.string() }),
-    isConcurrencySafe: () => (typeof options.safe === 'function' ? options.safe() : options.safe),
-    execute: async ({ key }, run) => {
-      options.log.push(`start ${key}`)
-      const out = await gate(key).promise
-      run.deferContext({ label: `ctx ${key}`, content: `context of ${key}` })
-      options.log.push(`end ${key}`)
-      return out
-    },
-  })
-  return { tool, release: (key: string, value = `result ${key}`) => gate(key).resolve(value) }
-}
+import { deferred, gatedTool, settle, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 const calls = (name: string, keys: string[]) => keys.map((key) => ({ name, arguments: { key } }))
-
-/** Lets every pending microtask and I/O callback run. */
-const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 describe('tool batches (R-TOOL-3)', () => {
   it('concurrency-safe calls overlap; tool/call, results and contexts stay in model order', async () => {

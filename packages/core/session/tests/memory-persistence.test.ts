@@ -1,22 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import Sessions, { MemorySessionPersistence, memoryPersistence, SessionId } from '@deepseek-ai/dsh-session'
-import { describePersistenceContract } from './contract/persistence-contract'
 import { closedTurn, openTurn } from './helpers'
-
-describePersistenceContract('memory (storage only)', () => {
-  const backend = new MemorySessionPersistence()
-  return { backend, reopen: () => backend.reopen() }
-})
-
-describePersistenceContract('memory (mounted with memoryPersistence)', async () => {
-  const ctx = new Context()
-  await ctx.plugin(Sessions)
-  const backend = new MemorySessionPersistence()
-  const fiber = ctx.plugin(memoryPersistence, { backend })
-  await fiber
-  return { backend, reopen: () => backend.reopen(), ctx, cleanup: () => fiber.dispose() }
-})
 
 describe('MemorySessionPersistence', () => {
   it('loses what was appended but not flushed when it is reopened (a simulated crash)', async () => {

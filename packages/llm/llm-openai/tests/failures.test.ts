@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
 import { call, useFakeProvider } from './support/fixture'
 import { collect, errorFinish } from './support/collect'
-import { FakeProvider, chunk, dump, echoHeaders, openStream, reply, send, sse, type Handler } from './support/fake-provider'
+import { FakeProvider, openAiChunk as chunk, dump, echoHeaders, openStream, reply, send, sse, type Handler } from '@deepseek-ai/dsh-testkit'
 
 const key = 'sk-failure-test-0123456789abcdef'
 const fixture = useFakeProvider(key)

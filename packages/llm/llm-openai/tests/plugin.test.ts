@@ -3,7 +3,7 @@ import { Context } from 'cordis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import OpenAiProviders, { OpenAiConfigError, type OpenAiConfig } from '../src'
 import { collect } from './support/collect'
-import { FakeProvider, chunk, sse, usageChunk } from './support/fake-provider'
+import { FakeProvider, openAiChunk as chunk, sse, openAiUsageChunk as usageChunk } from '@deepseek-ai/dsh-testkit'
 
 let server: FakeProvider
 let root: Context

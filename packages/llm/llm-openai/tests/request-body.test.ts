@@ -10,7 +10,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { OpenAiAdapter, type ProviderConfig } from '../src'
 import { collect } from './support/collect'
-import { FakeProvider, chunk, sse } from './support/fake-provider'
+import { FakeProvider, openAiChunk as chunk, sse } from '@deepseek-ai/dsh-testkit'
 
 const key = 'sk-body-test-0123456789'
 let server: FakeProvider

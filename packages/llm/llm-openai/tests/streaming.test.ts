@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
 import { call, useFakeProvider } from './support/fixture'
 import { collect } from './support/collect'
-import { FakeProvider, chunk, openStream, send, sse, usageChunk } from './support/fake-provider'
+import { FakeProvider, openAiChunk as chunk, openStream, send, sse, openAiUsageChunk as usageChunk } from '@deepseek-ai/dsh-testkit'
 
 const fixture = useFakeProvider('sk-stream-test-key')
 

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { OpenAiAdapter } from '../src'
 import { call, useFakeProvider } from './support/fixture'
 import { collect, errorFinish } from './support/collect'
-import { FakeProvider, chunk, deferred, openStream, send } from './support/fake-provider'
+import { FakeProvider, openAiChunk as chunk, deferred, openStream, send } from '@deepseek-ai/dsh-testkit'
 
 const key = 'sk-transport-test-0123456789'
 const fixture = useFakeProvider(key)

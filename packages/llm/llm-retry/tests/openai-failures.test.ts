@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import Retry from '@deepseek-ai/dsh-llm-retry'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { spine, trace } from '@deepseek-ai/dsh-testkit'
 // The real adapter over real HTTP: how its failure classes meet the default budgets.
-import { OpenAiAdapter, type ProviderConfig } from '../../llm-openai/src'
-import { FakeProvider, chunk, sse } from '../../llm-openai/tests/support/fake-provider'
+import { OpenAiAdapter, type ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
+import { FakeProvider, openAiChunk as chunk, spine, sse, trace } from '@deepseek-ai/dsh-testkit'
 
 let server: FakeProvider
 

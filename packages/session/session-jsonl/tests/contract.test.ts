@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Context } from 'cordis'
 import Sessions from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
-import { describePersistenceContract } from '../../../core/session/tests/contract/persistence-contract'
+import { describePersistenceContract } from '@deepseek-ai/dsh-testkit'
 
 /**
  * The shared contract, on JSONL files. `reopen()` stands for a process that

@@ -1,8 +1,23 @@
+// The spine harness and whole-log assertions
 export { spine, echo } from './spine'
 export type { Spine, SpineOptions } from './spine'
 export { trace } from './trace'
 export { transcript } from './transcript'
-export { deferred } from './deferred'
-export type { Deferred } from './deferred'
 export { refusingLog } from './refusing-log'
 export type { AppendAttempt, RefusingLogRecord } from './refusing-log'
+
+// Controllable tools and timing-free ordering
+export { deferred } from './deferred'
+export type { Deferred } from './deferred'
+export { settle } from './settle'
+export { gatedTool } from './gated-tool'
+export type { GatedTool } from './gated-tool'
+
+// Fake providers over real HTTP
+export { FakeProvider, dump, echoHeaders, openStream, reply, send, sse } from './fake-provider'
+export type { Handler, ReceivedRequest } from './fake-provider'
+export { openAiChunk, openAiUsageChunk } from './openai-chunks'
+
+// Conformance suites
+export { describePersistenceContract } from './persistence-contract'
+export type { PersistenceHarness } from './persistence-contract'

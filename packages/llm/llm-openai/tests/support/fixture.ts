@@ -1,7 +1,7 @@
 import { createUserMessage, type GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { afterEach, beforeEach } from 'vitest'
 import { OpenAiAdapter } from '../../src'
-import { FakeProvider } from './fake-provider'
+import { FakeProvider } from '@deepseek-ai/dsh-testkit'
 
 /**
  * A fresh local provider and an adapter pointed at it for every test of the

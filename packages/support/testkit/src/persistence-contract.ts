@@ -2,11 +2,12 @@
  * The contract every `SessionPersistence` backend must pass (R-PER-1…4).
  *
  * A backend's test file calls `describePersistenceContract(name, harness)`;
- * dsh-session runs it against `MemorySessionPersistence`, and
- * dsh-session-jsonl imports it by relative path:
+ * the kit's own tests run it against dsh-session's `MemorySessionPersistence`
+ * (storage only, and mounted with `memoryPersistence`), dsh-session-jsonl
+ * runs it on JSONL files:
  *
  * ```ts
- * import { describePersistenceContract } from '../../../core/session/tests/contract/persistence-contract'
+ * import { describePersistenceContract } from '@deepseek-ai/dsh-testkit'
  * describePersistenceContract('jsonl', async () => ({ backend, reopen, ctx, cleanup }))
  * ```
  *
@@ -16,10 +17,10 @@
  * through `session/created`, `session/event`, `session/flush` and
  * `session/disposed`.
  */
-import { Context } from 'cordis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CallId, createAssistantMessage, createToolResultMessage, createUserMessage, MessageId, type ContentBlock } from '@deepseek-ai/dsh-llm'
 import Sessions, { repairSession, SessionId, type AnySessionEvent, type Session, type SessionPersistence } from '@deepseek-ai/dsh-session'
+import { Context } from './cordis'
 
 export interface PersistenceHarness {
   /** A fresh backend over empty storage. */

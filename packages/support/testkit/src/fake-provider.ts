@@ -15,19 +15,13 @@ export interface ReceivedRequest {
 /** Answers one request. `closed` resolves when the client side of the exchange goes away (or the response ends). */
 export type Handler = (request: ReceivedRequest, res: ServerResponse, closed: Promise<void>) => void | Promise<void>
 
-/** A promise with its resolver, for driving a race deterministically. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
 /**
- * A chat-completions server on 127.0.0.1 for the adapter tests. Each request
- * is answered by the next queued handler (a request with none gets a 500 that
- * says so), and is recorded with its exact body.
+ * A provider's HTTP endpoint on 127.0.0.1, for adapter tests that run over
+ * real HTTP (no test needs the internet). Each request is answered by the next
+ * queued handler (a request with none gets a 500 that says so), and is recorded
+ * with its exact body. It knows no provider's format: handlers write the
+ * response (see `sse`, `reply`, and `openAiChunk` for the OpenAI chat
+ * completions format).
  */
 export class FakeProvider {
   readonly requests: ReceivedRequest[] = []
@@ -50,10 +44,15 @@ export class FakeProvider {
     return provider
   }
 
-  /** The base URL to configure, e.g. `http://127.0.0.1:41234/v1`. */
-  get url(): string {
+  /** `http://127.0.0.1:<port>`: the server's origin. */
+  get origin(): string {
     const { port } = this.server.address() as AddressInfo
-    return `http://127.0.0.1:${port}/v1`
+    return `http://127.0.0.1:${port}`
+  }
+
+  /** The base URL an OpenAI-compatible client is configured with: the origin plus `/v1`. */
+  get url(): string {
+    return `${this.origin}/v1`
   }
 
   /** Queues handlers for the next requests, in order. */
@@ -85,31 +84,11 @@ export class FakeProvider {
     await handler(request, res, closed)
   }
 
+  /** Cuts every open connection and closes the server. */
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.destroy()
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
-}
-
-/** One `chat.completion.chunk` for choice 0, in the providers' documented shape. */
-export function chunk(
-  delta: Record<string, unknown>,
-  finishReason: string | null = null,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    id: 'chatcmpl-test',
-    object: 'chat.completion.chunk',
-    created: 1_764_460_800,
-    model: 'test-model',
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-    ...extra,
-  }
-}
-
-/** The final usage-only chunk OpenAI sends with `stream_options.include_usage`. */
-export function usageChunk(usage: Record<string, unknown>): Record<string, unknown> {
-  return { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1_764_460_800, model: 'test-model', choices: [], usage }
 }
 
 /** Starts an event stream response. */
@@ -117,13 +96,18 @@ export function openStream(res: ServerResponse, headers: Record<string, string> 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })
 }
 
-/** Writes one `data:` event (objects as JSON, strings verbatim) and waits until it is handed to the socket. */
-export function send(res: ServerResponse, data: unknown): Promise<void> {
+/**
+ * Writes one server-sent event (`data` objects as JSON, strings verbatim; with
+ * an `event` name line when given, as Anthropic's stream has) and waits until
+ * it is handed to the socket.
+ */
+export function send(res: ServerResponse, data: unknown, event?: string): Promise<void> {
   const text = typeof data === 'string' ? data : JSON.stringify(data)
-  return new Promise((resolve) => res.write(`data: ${text}\n\n`, () => resolve()))
+  const name = event === undefined ? '' : `event: ${event}\n`
+  return new Promise((resolve) => res.write(`${name}data: ${text}\n\n`, () => resolve()))
 }
 
-/** A handler that streams `events` then `[DONE]` and ends. */
+/** A handler that streams `events` as `data:` events, then the OpenAI `[DONE]` sentinel (unless `done: false`), and ends. */
 export function sse(events: unknown[], options: { done?: boolean; headers?: Record<string, string> } = {}): Handler {
   return async (_request, res) => {
     openStream(res, options.headers)
