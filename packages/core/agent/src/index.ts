@@ -1,5 +1,5 @@
 import './events'
-import { AgentRegistry } from './registry'
+import { AgentRegistry } from './service'
 
 export default AgentRegistry
 export { AgentRegistry }

@@ -5,7 +5,7 @@ import type { AgentNotification } from './notifications'
 import type { Agent } from './types'
 // The declarations this entry relies on (ctx.agents, agent/* events), for its own .d.ts build.
 import type {} from './events'
-import type {} from './registry'
+import type {} from './service'
 
 /** The name this companion registers with `ctx.invariants`. */
 export const REGISTRY_PAIRING = 'agent/registry-pairing'

@@ -1,6 +1,5 @@
-import type { Events } from 'cordis'
 import { containedEmitter, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
-import type { Context } from './cordis'
+import type { Context, Events } from './cordis'
 import type { Agent } from './types'
 
 /** The ordinary, non-vetoable `agent/*` notifications (everything but `agent/created`). */

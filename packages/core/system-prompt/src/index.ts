@@ -1,5 +1,5 @@
 import './events'
-import { SystemPrompt } from './system-prompt'
+import { SystemPrompt } from './service'
 
 export { SystemPrompt }
 export { BUILTIN_ORDER, DEFAULT_IDENTITY, DEFAULT_PERSONA, renderEnvironment } from './defaults'

@@ -1,9 +1,9 @@
 import './events'
 import './approval'
-import { ToolRegistry } from './tools'
+import { ToolRegistry } from './service'
 
 export { ToolRegistry }
-export { DEFAULT_TOOL_TIMEOUT_MS } from './tools'
+export { DEFAULT_TOOL_TIMEOUT_MS } from './service'
 export { defineTool } from './define-tool'
 export { TOOL_EFFECTS, effectOf } from './effect'
 export type { ToolEffect } from './effect'
