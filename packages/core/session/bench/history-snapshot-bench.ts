@@ -29,7 +29,7 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createUserMessage, type Message } from '@deepseek-ai/dsh-llm'
-import { createHistorySnapshot } from '../src/history-snapshot'
+import { createHistorySnapshot } from '../src/log/history-snapshot'
 
 const [sizeArg, child] = process.argv.slice(2)
 const sizes = (sizeArg ?? '100,10000,100000').split(',').map(Number)

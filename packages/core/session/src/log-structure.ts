@@ -1,7 +1,7 @@
 import type { CallId, ContentBlock } from '@deepseek-ai/dsh-llm'
 import { Kind } from './built-in-types'
 import { SessionError } from './errors'
-import { isChunkAt, type Slot } from './log-view'
+import { isChunkAt, type Slot } from './log/slots'
 import type { SessionPosition } from './session'
 import type { TurnTrigger } from './types'
 

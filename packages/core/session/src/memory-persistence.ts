@@ -1,6 +1,6 @@
 import { SessionError } from './errors'
 import type { LoadedSession, PersistedSessionInfo, SessionLoadWarning, SessionPersistence } from './persistence'
-import { LoadedLog } from './loaded-log'
+import { LoadedLog } from './log/loaded-log'
 import { repairSession } from './repair'
 import { SessionId, type AnySessionEvent, type SessionEvent } from './types'
 

@@ -1,5 +1,5 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
-import { createHistorySnapshot } from './history-snapshot'
+import { createHistorySnapshot } from './log/history-snapshot'
 import type { Session } from './session'
 import type { SessionEvent, SessionEventType } from './types'
 

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { announce, ContainedEmitter, heard, rawEvents, type RawEvents } from '@deepseek-ai/dsh-scope'
-import type { ChunkPack } from './chunk-pack'
+import type { ChunkPack } from './log/chunk-pack'
 import type { Context } from './cordis'
 import { SessionError } from './errors'
 import { EventTypes, type EventTypeInfo, type EventTypeOptions } from './event-types'
-import { loadedEntries } from './loaded-log'
-import { JsonGuard } from './lossless-json'
+import { loadedEntries } from './log/loaded-log'
+import { JsonGuard } from './log/lossless-json'
+import type { PrepareOptions } from './prepare-options'
 import type { Session } from './session'
-import type { Slot } from './log-view'
+import type { SessionEntry } from './session-entry'
+import type { Slot } from './log/slots'
 import { SessionLog, type SessionHome } from './session-log'
-import type { PrepareOptions, SessionEntry } from './store'
 import {
   SESSION_FORMAT_VERSION,
   SessionId,

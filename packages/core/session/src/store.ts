@@ -4,69 +4,16 @@ import { Context, Service } from './cordis'
 import type { EventTypeInfo, EventTypeOptions } from './event-types'
 import { observeSessions, type SessionObserveOptions, type SessionObserver } from './observers'
 import type { SessionProjector } from './projection'
+import type { PrepareOptions } from './prepare-options'
 import type { Session } from './session'
+import type { SessionEntry } from './session-entry'
 import { SessionRegistry } from './session-registry'
-import type { AnySessionEvent, SessionEventType, SessionId, SessionMetaInput } from './types'
+import type { SessionEventType, SessionId, SessionMetaInput } from './types'
 
 declare module 'cordis' {
   interface Context {
     sessions: SessionStore
   }
-}
-
-/** How `prepare` builds a session: fresh (`meta`), forked (`meta` + `seed`), or loaded (`events`). */
-export interface PrepareOptions {
-  /** The meta of a fresh or forked session. */
-  meta?: SessionMetaInput
-  /**
-   * A closed-turn prefix to copy (what `fork` passes): the child log is its
-   * own `session/meta` followed by these events re-numbered so that `seq`
-   * stays the index, with their data and time unchanged.
-   *
-   * The events of a fork (`fork(source).events`, which start with the fork's
-   * own `session/meta`) are taken as that fork, as long as the fork was not
-   * entered: its meta gives `parentSession` and `cwd` (a `meta.cwd` given
-   * here wins; a different `meta.parentSession` is refused with
-   * `INVALID_ARGUMENT`), and the events after it are the seed. So forking is
-   * `prepare(childId, { seed: ctx.sessions.fork(source, boundary).events })`,
-   * and the child never holds a second, nested meta of its own.
-   */
-  seed?: readonly AnySessionEvent[]
-  /**
-   * A whole log loaded from persistence, `session/meta` first. It is replayed
-   * through the same validation, invariants and projection as appends, in one
-   * linear pass, and becomes the session's log as is (`loadedLength`). The
-   * session takes ownership: the envelopes and their data are frozen in place
-   * and become the log entries (their `type` swapped for the shared canonical
-   * string), so a resumed log holds no second copy. An envelope field other
-   * than `type`, `seq`, `time`, `data` and `ignorable` is refused
-   * (`INVALID_EVENT`).
-   */
-  events?: readonly AnySessionEvent[]
-}
-
-/**
- * A session entered in the store but not announced yet (`enterUnannounced`):
- * a driver that publishes a session together with something else (the agent
- * loop: the session and its agent) enters both, then announces both, so that
- * a listener of the first announcement already finds the second object.
- */
-export interface SessionEntry {
-  /**
-   * Emits `session/created`. A synchronous listener throw vetoes the
-   * publication and is rethrown; the session stays entered (the listeners
-   * before the veto saw it created) and the caller must `detach()` it, which
-   * emits the paired `session/disposed`. Callable once (`ALREADY_ENTERED`).
-   */
-  announce(): void
-  /**
-   * Removes the session from the store (its id is free again) and refuses
-   * further appends. Emits `session/disposed` once when `announce` ran (also
-   * a vetoed one), nothing otherwise. Bound to this exact session; harmless
-   * to call again. Called by a listener during `announce`, it waits until
-   * that dispatch has unwound.
-   */
-  detach(): void
 }
 
 /**

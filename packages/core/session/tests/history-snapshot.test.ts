@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { historyOf, HISTORY, type Message } from '@deepseek-ai/dsh-llm'
 import { ReadOnlyHistoryError, SessionId, type Session } from '@deepseek-ai/dsh-session'
-import { createHistorySnapshot } from '../src/history-snapshot'
+import { createHistorySnapshot } from '../src/log/history-snapshot'
 import { closedTurn, setup, user } from './helpers'
 
 /** A session with `turns` closed turns: 2 messages each. */

@@ -1,5 +1,5 @@
 import { freezeChunk, Shape } from './chunk-shape'
-import type { AnySessionEvent } from './types'
+import type { AnySessionEvent } from '../types'
 
 const INITIAL_CAPACITY = 1024
 /** A page is sealed (joined into one flat string) once it holds this many characters or parts. */

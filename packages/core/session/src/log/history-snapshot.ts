@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { HISTORY, type Message } from '@deepseek-ai/dsh-llm'
-import { relativeIndex, toIndex } from './log-view'
+import { relativeIndex, toIndex } from './array-index'
 
 /**
  * What every write to a history snapshot throws: a `TypeError`, as a write to

@@ -1,9 +1,10 @@
 import { packChunkJson } from './chunk-json'
 import { ChunkPack } from './chunk-pack'
 import { chunkDataShape, envelopeIsPlain } from './chunk-shape'
-import { SessionError } from './errors'
-import { createEventsView, type Slot } from './log-view'
-import type { AnySessionEvent } from './types'
+import { SessionError } from '../errors'
+import { createEventsView } from './events-view'
+import type { Slot } from './slots'
+import type { AnySessionEvent } from '../types'
 
 const views = new WeakMap<object, LoadedLog>()
 
