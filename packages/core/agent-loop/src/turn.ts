@@ -1,33 +1,18 @@
-import {
-  type AgentMessage,
-  type ContinuationDecision,
-  type PreStepDecision,
-  type PromptDecision,
-  type RequestErrorDecision,
-} from '@deepseek-ai/dsh-agent'
-import {
-  createAssembler,
-  createAssistantMessage,
-  createUserMessage,
-  toLlmFailure,
-  toolCallsOf,
-  LlmError,
-  type AssistantMessage,
-  type FinishReason,
-  type LlmFailure,
-  type TokenUsage,
-} from '@deepseek-ai/dsh-llm'
-import type { TurnEndReason } from '@deepseek-ai/dsh-session'
+import type { AgentMessage, ContinuationDecision, PromptDecision, RequestErrorDecision } from '@deepseek-ai/dsh-agent'
+import { createUserMessage } from '@deepseek-ai/dsh-llm'
 import { TurnAborted, checkAborted } from './cancellation'
-import { checkAssistant, checkContinuation, checkEntered, checkPromptDecision, pluginBug } from './decision-checks'
-import { failureReason } from './failure'
-import { appendDeferred, appendEarly, stopDeferring } from './injections'
-import { contextMessages, placeInput, userMessageData } from './placement'
-import { ToolBatch } from './tool-batch'
+import { checkContinuation, checkPromptDecision } from './decision-checks'
+import { appendEarly } from './injections'
+import { placeInput } from './placement'
+import { acceptStep } from './step-accept'
+import { prepareStep } from './step-prepare'
+import { streamStep } from './step-stream'
+import { closeTurn } from './turn-close'
 import type { TurnHost } from './turn-host'
-import { StepState, TurnState, type Proposal, type ProposedEntry, type StepOutcome } from './turn-state'
+import { TurnState, type Proposal, type ProposedEntry, type StepOutcome } from './turn-state'
 
 const EMPTY_PROPOSAL: Proposal = Object.freeze({ entries: [], steering: [] })
+const REJECTED: StepOutcome = Object.freeze({ kind: 'rejected' })
 
 /**
  * Runs one turn of `host`'s agent to its close (R-LOOP-1…5). Never throws: a failure
@@ -69,6 +54,16 @@ export async function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): P
   await closeTurn(host, state)
 }
 
+/**
+ * The turn between its `turn/start` and its close (R-LOOP-1, R-LOOP-4,
+ * R-ERR-2): the prompt policy (a claimed ordinary item) or the pending
+ * steering (a steering turn) proposes step 1's batch; each step runs, then a
+ * failed step goes to recovery (`retry` opens a new step), a done step to
+ * the continuation (`continue` opens the next step with the pending steering
+ * and the continuation's reason; a terminal stop ends the turn; a natural
+ * stop runs `agent/turn-stopping` and a last steering drain). Returns with
+ * `state.end` decided, or throws to the turn's close.
+ */
 async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | undefined): Promise<void> {
   const { holder } = state
   let proposal: Proposal
@@ -93,7 +88,9 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
   }
 
   for (let step = 1; ; step++) {
-    const outcome = await runStep(host, state, step, proposal)
+    // One step (R-LOOP-2): prepare (step-prepare.ts) → stream (step-stream.ts) → accept (step-accept.ts).
+    const prepared = await prepareStep(host, state, step, proposal)
+    const outcome = prepared ? await acceptStep(host, state, prepared.step, await streamStep(host, state, prepared)) : REJECTED
     checkAborted(holder)
     if (outcome.kind === 'rejected') {
       state.end = { kind: 'stopped', by: 'pre-step' }
@@ -165,218 +162,7 @@ function proposeSteering(host: TurnHost, reason?: string): Proposal {
   return entries.length ? { entries, steering } : EMPTY_PROPOSAL
 }
 
-async function runStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Promise<StepOutcome> {
-  const { session, env } = host
-  const { holder } = state
-  const { turn } = state
-  const proposed = proposal.entries.map((entry) => entry.placed.message)
-  const decision: PreStepDecision | void = await host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
-  checkAborted(holder)
-  if (decision && decision.kind === 'reject') {
-    host.inboxState.discard(proposal.steering)
-    return { kind: 'rejected' }
-  }
-  if (decision && decision.kind !== 'enter') throw pluginBug('agent/pre-step', 'must return { kind: "enter" | "reject" } or nothing')
-  const entered = decision ? checkEntered(decision.messages) : proposed
-
-  // Open the step (its state first: an inject() from a listener of step/start is deferred) and
-  // enter the batch. Steering a cancel discarded meanwhile is not written.
-  const current = new StepState(turn, step)
-  state.step = current
-  host.append('step/start', { turn, step })
-  current.logged = true
-  const dropped = new Set<string>()
-  for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) dropped.add(message.id)
-  for (const message of entered) {
-    const entry = proposal.entries.find((candidate) => candidate.placed.message === message)
-    if (!entry) host.append('user/message', { message })
-    else if (!(entry.type === 'steering/message' && dropped.has(entry.item ?? ''))) {
-      host.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
-    }
-  }
-
-  // The request: config, system prompt and tools, prepared call, header.
-  const messages = session.deriveMessages()
-  const requests = host.requests
-  const requested = await requests.request(host.agent, turn, step, holder.signal)
-  checkAborted(holder)
-  const config = requests.settle(requested)
-  const context = await env.systemPrompt.assembleContextFor(host.agent, requests.promptVars(config.provider, config.model))
-  checkAborted(holder)
-  const prepared = await requests.prepareCall(config, holder.signal)
-  checkAborted(holder)
-  requests.logHeader(prepared.config, context.system, context.tools)
-  // Durability before the request (durability 'step'): the batch and the header, everything the
-  // request derives from, are on disk before it leaves: one grouped fsync per step.
-  if (env.durability === 'step') {
-    await host.flush()
-    checkAborted(holder)
-  }
-  const source = { kind: 'model' as const, provider: prepared.config.provider, model: prepared.config.model }
-  current.source = source
-  const request = Object.freeze({
-    ...prepared.config,
-    system: context.system,
-    tools: context.tools,
-    messages,
-    sessionId: session.id,
-  })
-  env.llm.markLoopRequest(request, {
-    sessionId: session.id,
-    turn,
-    step,
-    lastSeq: session.events.length - 1,
-    messageCount: messages.length,
-  })
-
-  // Stream, logging every chunk as it arrives.
-  const assembler = createAssembler()
-  current.assembler = assembler
-  const stream = prepared.stream({ system: context.system, tools: context.tools, messages, signal: holder.signal, sessionId: session.id })
-  const signal = holder.signal
-  for await (const chunk of stream) {
-    if (signal.aborted) break
-    current.chunkSeqs.push(host.append('assistant/chunk', { turn, step, chunk }).seq)
-    assembler.push(chunk)
-  }
-  checkAborted(holder)
-  const result = assembler.result()
-
-  if (result.finishReason.kind === 'error' || result.finishReason.kind === 'aborted') {
-    // A failed provider call still writes its one anchor, with empty content.
-    writeAnchor(host, current, createAssistantMessage([], { source }), result.usage, result.finishReason)
-    finishStep(host, current)
-    const failure = result.finishReason.failure ?? { code: 'ABORTED' as const, message: 'the provider aborted the call' }
-    return { kind: 'failed', error: new LlmError(failure), failure }
-  }
-
-  const assembled = createAssistantMessage(result.content, { source })
-  let message: AssistantMessage
-  try {
-    message = await host.checkpoints.waterfall('agent/step-result', [host.agent, turn, step, assembled, holder.signal], () => assembled)
-    checkAssistant(message)
-  } catch (error) {
-    // Under a cancel the step closes as a cancel does (an interrupted anchor keeps what arrived).
-    if (!(error instanceof TurnAborted) && !holder.aborted) {
-      writeAnchor(host, current, createAssistantMessage([], { source, id: assembled.id }), result.usage, result.finishReason)
-    }
-    throw error
-  }
-  checkAborted(holder)
-  writeAnchor(host, current, message, result.usage, result.finishReason)
-
-  if (current.calls.length) {
-    current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder.signal)
-    await current.batch.run()
-    checkAborted(holder)
-  }
-  settleResults(host, current)
-
-  // The steering checkpoint: claim everything pending, in order.
-  if (host.inboxState.hasSteering) for (const item of host.inboxState.nextStep.slice()) {
-    if (!host.inboxState.dequeue(item)) continue
-    for (const placed of placeInput(item.id, item.content, item.source, item.contexts, item.placement)) {
-      host.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
-    }
-    current.wroteSteering = true
-  }
-  stopDeferring(host, current)
-
-  await host.checkpoints.serial('agent/post-step', [host.agent, turn, step, holder.signal])
-  checkAborted(holder)
-  finishStep(host, current)
-  return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }
-}
-
-function writeAnchor(
-  host: TurnHost,
-  step: StepState,
-  message: AssistantMessage,
-  usage: TokenUsage | undefined,
-  finishReason: FinishReason,
-  interrupted = false,
-): void {
-  // Marked first: an anchor the log refuses is never written again (not even as an interrupted one).
-  step.anchored = true
-  host.append('assistant/message', {
-    turn: step.turn,
-    step: step.step,
-    message,
-    chunkSeqs: step.chunkSeqs,
-    ...(usage ? { usage } : {}),
-    finishReason,
-    ...(interrupted ? { interrupted: true as const } : {}),
-  })
-  step.calls = toolCallsOf(message)
-}
-
-/**
- * After the batch (complete or drained): the calls' deferred contexts, then
- * the injections deferred so far, in that order.
- */
-function settleResults(host: TurnHost, step: StepState): void {
-  if (step.resultsDone) return
-  step.resultsDone = true
-  if (step.batch) {
-    for (const placed of contextMessages(step.batch.contexts())) host.append('user/message', userMessageData(placed))
-  }
-  appendDeferred(host, step)
-}
-
-function finishStep(host: TurnHost, step: StepState): void {
-  stopDeferring(host, step)
-  step.ended = true
-  host.append('step/end', { turn: step.turn, step: step.step })
-  const open = host.openTurn
-  if (open?.step === step) open.step = undefined
-}
-
-/**
- * Closes a step that a cancel, a failure or dispose interrupted (R-CAN-4): a
- * stream that was running keeps what arrived in an `interrupted` anchor; calls
- * already dispatched keep their real results, calls never started get a
- * synthetic `ABORTED_BEFORE_DISPATCH` pair, in model order; then the admitted
- * contexts and deferred injections, `agent/post-step` (with the aborted signal,
- * on a cancel), and `step/end`.
- *
- * After the agent failed, each part is attempted once and a refusal moves on
- * to the next (the log decides how far the step closes); nothing refused is
- * written again, and no plugin checkpoint runs.
- */
-async function closeInterruptedStep(host: TurnHost, state: TurnState, step: StepState): Promise<void> {
-  await tolerant(host, () => {
-    if (!step.anchored && step.assembler && step.source) {
-      const source = step.source
-      const result = step.assembler.count ? step.assembler.result() : undefined
-      writeAnchor(host, step, createAssistantMessage(step.assembler.partial(), { source }), result?.usage, { kind: 'aborted' }, true)
-    }
-  })
-  if (step.calls.length) {
-    step.batch ??= new ToolBatch(step.calls, host, host.env.tools, host.agent, step.turn, step.step, 1, state.holder.signal)
-    const batch = step.batch
-    await tolerant(host, () => batch.finishAborted())
-  }
-  await tolerant(host, () => settleResults(host, step))
-  await tolerant(host, () => stopDeferring(host, step))
-  if (state.holder.aborted && !state.failure && !host.failed.error) {
-    try {
-      await host.checkpoints.serial('agent/post-step', [host.agent, step.turn, step.step, state.holder.signal])
-    } catch (error) {
-      host.logger.warn(error)
-    }
-  }
-  finishStep(host, step)
-}
-
-/** Runs one part of a close; once the agent failed, a refusal (or any throw) there does not stop the close. */
-async function tolerant(host: TurnHost, part: () => void | Promise<void>): Promise<void> {
-  try {
-    await part()
-  } catch (error) {
-    if (!host.failed.error) throw error
-  }
-}
-
+/** `agent/request-error` after a failed step closed: the live error, the provider's facts and the prior failures (frozen). */
 async function recover(
   host: TurnHost,
   state: TurnState,
@@ -391,74 +177,8 @@ async function recover(
   )
 }
 
+/** `agent/turn-continuation` over the default decision, checked. */
 async function continuation(host: TurnHost, state: TurnState, fallback: ContinuationDecision): Promise<ContinuationDecision> {
   const decision = await host.checkpoints.waterfall('agent/turn-continuation', [host.agent, state.turn, fallback, state.holder.signal], () => fallback)
   return checkContinuation(decision)
-}
-
-/**
- * Closes the turn: the interrupted step if one is open, leftover steering
- * (requeued, or discarded by a terminal stop), the end reason (dispose wins,
- * then a terminal stop, then cancel, then failure), holder retired,
- * `turn/end`, then the durability checkpoint.
- */
-async function closeTurn(host: TurnHost, state: TurnState): Promise<void> {
-  const step = state.step
-  // A step the log never opened, or whose step/end was written or refused, is not closed again.
-  if (step && step.logged && !step.ended) {
-    try {
-      await closeInterruptedStep(host, state, step)
-    } catch (error) {
-      if (!host.failed.error) state.failure ??= { error, step: step.step }
-    }
-  }
-  try {
-    if (state.terminal !== undefined) host.inboxState.discardSteering()
-    // A failed agent leaves leftover steering pending in the log, for a resume.
-    else if (host.inboxState.hasSteering && !host.disposing && !host.failed.error) host.inboxState.requeueSteering()
-  } catch (error) {
-    if (!host.failed.error) throw error
-  }
-  // Decided after the steering moved: a cancel from one of those events' listeners still counts.
-  const reason = endReason(host, state)
-  host.openTurn = undefined
-  try {
-    host.append('turn/end', { turn: state.turn, reason })
-  } catch (error) {
-    // Refused (the agent failed): the turn stays open in the log, as far as it accepted.
-    if (error !== host.failed.error) throw error
-  }
-  // The turn's own failure first (a plugin's, a provider's), then the agent's, each once.
-  if (state.failure && (reason.kind === 'error' || host.failed.error)) {
-    host.events.emit('agent/error', state.turn, state.failure.step, state.failure.error)
-  }
-  host.reportFailure(state.turn, state.failedStep)
-  try {
-    await host.flush()
-  } catch {
-    // The flush failed the agent (PERSISTENCE_FAILED): reported here unless the agent's failure was reported already.
-    host.reportFailure(state.turn, undefined)
-  }
-  if (state.terminal !== undefined) host.endTerminalWindow()
-}
-
-function endReason(host: TurnHost, state: TurnState): TurnEndReason {
-  // The agent's failure wins: the log must say the turn did not end normally.
-  const failure = host.failed.error
-  if (failure) return failureReason(failure)
-  if (host.disposing) return { kind: 'aborted' }
-  if (state.terminal !== undefined) return { kind: 'stopped', by: state.terminal }
-  if (state.holder.aborted) return { kind: 'aborted' }
-  if (state.failure) return { kind: 'error', failure: describeFailure(state.failure.error) }
-  return state.end ?? { kind: 'completed' }
-}
-
-/** A structured, JSON-safe failure for `turn/end`. */
-function describeFailure(error: unknown): LlmFailure | { code: string; message: string } {
-  if (error instanceof LlmError) return error.failure
-  const code = (error as { code?: unknown } | null)?.code
-  const message = error instanceof Error ? error.message : String(error)
-  if (typeof code === 'string' && code) return { code, message }
-  const failure = toLlmFailure(error)
-  return failure.code === 'UNKNOWN' ? { code: 'PLUGIN_ERROR', message } : failure
 }

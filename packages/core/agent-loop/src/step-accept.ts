@@ -1,0 +1,137 @@
+import {
+  LlmError,
+  createAssistantMessage,
+  toolCallsOf,
+  type AssembledResponse,
+  type AssistantMessage,
+  type FinishReason,
+  type TokenUsage,
+} from '@deepseek-ai/dsh-llm'
+import { TurnAborted, checkAborted } from './cancellation'
+import { checkAssistant } from './decision-checks'
+import { appendDeferred, stopDeferring } from './injections'
+import { contextMessages, placeInput, userMessageData } from './placement'
+import { ToolBatch } from './tool-batch'
+import type { TurnHost } from './turn-host'
+import type { StepOutcome, StepState, TurnState } from './turn-state'
+
+/**
+ * The last phase of a step (R-LOOP-2, R-ERR-1): what the model answered is
+ * accepted into the log, in this order:
+ *
+ * 1. a failed or aborted provider call writes its one anchor with empty
+ *    content, closes the step and returns `failed` (for `agent/request-error`);
+ * 2. `agent/step-result` over the assembled message, then exactly one
+ *    `assistant/message` anchor with the transformed content, the chunk seqs
+ *    and usage (if step-result fails: an empty-content anchor, then the
+ *    failure is rethrown as an ordinary turn failure);
+ * 3. the tool batch (`tool-batch.ts`), then the calls' contexts and the
+ *    deferred injections;
+ * 4. the steering checkpoint: every pending steering item is claimed and
+ *    written as `steering/message`s; the deferral window ends;
+ * 5. `agent/post-step`, then `step/end`.
+ *
+ * A cancel unwinds (`TurnAborted`) and the turn's close finishes the step.
+ */
+export async function acceptStep(host: TurnHost, state: TurnState, current: StepState, result: AssembledResponse): Promise<StepOutcome> {
+  const { env } = host
+  const { holder } = state
+  const { turn, step } = current
+  const source = current.source!
+  if (result.finishReason.kind === 'error' || result.finishReason.kind === 'aborted') {
+    // A failed provider call still writes its one anchor, with empty content.
+    writeAnchor(host, current, createAssistantMessage([], { source }), result.usage, result.finishReason)
+    finishStep(host, current)
+    const failure = result.finishReason.failure ?? { code: 'ABORTED' as const, message: 'the provider aborted the call' }
+    return { kind: 'failed', error: new LlmError(failure), failure }
+  }
+
+  const assembled = createAssistantMessage(result.content, { source })
+  let message: AssistantMessage
+  try {
+    message = await host.checkpoints.waterfall('agent/step-result', [host.agent, turn, step, assembled, holder.signal], () => assembled)
+    checkAssistant(message)
+  } catch (error) {
+    // Under a cancel the step closes as a cancel does (an interrupted anchor keeps what arrived).
+    if (!(error instanceof TurnAborted) && !holder.aborted) {
+      writeAnchor(host, current, createAssistantMessage([], { source, id: assembled.id }), result.usage, result.finishReason)
+    }
+    throw error
+  }
+  checkAborted(holder)
+  writeAnchor(host, current, message, result.usage, result.finishReason)
+
+  if (current.calls.length) {
+    current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder.signal)
+    await current.batch.run()
+    checkAborted(holder)
+  }
+  settleResults(host, current)
+  claimSteering(host, current)
+  stopDeferring(host, current)
+
+  await host.checkpoints.serial('agent/post-step', [host.agent, turn, step, holder.signal])
+  checkAborted(holder)
+  finishStep(host, current)
+  return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }
+}
+
+/**
+ * Writes the step's one `assistant/message` anchor. Marked first: an anchor
+ * the log refuses is never written again (not even as an interrupted one).
+ */
+export function writeAnchor(
+  host: TurnHost,
+  step: StepState,
+  message: AssistantMessage,
+  usage: TokenUsage | undefined,
+  finishReason: FinishReason,
+  interrupted = false,
+): void {
+  step.anchored = true
+  host.append('assistant/message', {
+    turn: step.turn,
+    step: step.step,
+    message,
+    chunkSeqs: step.chunkSeqs,
+    ...(usage ? { usage } : {}),
+    finishReason,
+    ...(interrupted ? { interrupted: true as const } : {}),
+  })
+  step.calls = toolCallsOf(message)
+}
+
+/**
+ * After the batch (complete or drained): the calls' deferred contexts, then
+ * the injections deferred so far, in that order. Once per step.
+ */
+export function settleResults(host: TurnHost, step: StepState): void {
+  if (step.resultsDone) return
+  step.resultsDone = true
+  if (step.batch) {
+    for (const placed of contextMessages(step.batch.contexts())) host.append('user/message', userMessageData(placed))
+  }
+  appendDeferred(host, step)
+}
+
+/** The steering checkpoint (R-IN-5): claims every pending steering item, in order, as `steering/message`s. */
+function claimSteering(host: TurnHost, step: StepState): void {
+  const inbox = host.inboxState
+  if (!inbox.hasSteering) return
+  for (const item of inbox.nextStep.slice()) {
+    if (!inbox.dequeue(item)) continue
+    for (const placed of placeInput(item.id, item.content, item.source, item.contexts, item.placement)) {
+      host.append('steering/message', placed.envelope ? { message: placed.message, envelope: placed.envelope } : { message: placed.message })
+    }
+    step.wroteSteering = true
+  }
+}
+
+/** Ends the deferral window and writes `step/end` (marked first: never written twice); the turn has no open step after it. */
+export function finishStep(host: TurnHost, step: StepState): void {
+  stopDeferring(host, step)
+  step.ended = true
+  host.append('step/end', { turn: step.turn, step: step.step })
+  const open = host.openTurn
+  if (open?.step === step) open.step = undefined
+}

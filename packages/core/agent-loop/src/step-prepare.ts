@@ -1,0 +1,111 @@
+import type { PreStepDecision } from '@deepseek-ai/dsh-agent'
+import type { PreparedCall, StreamRequest, UserMessage } from '@deepseek-ai/dsh-llm'
+import { checkAborted } from './cancellation'
+import { checkEntered, pluginBug } from './decision-checks'
+import type { TurnHost } from './turn-host'
+import { StepState, type Proposal, type TurnState } from './turn-state'
+
+/** A step whose request is ready to leave: what `streamStep` dispatches. */
+export interface PreparedStep {
+  readonly step: StepState
+  /** The call bound to one adapter registration, for the whole step. */
+  readonly call: PreparedCall
+  readonly request: StreamRequest
+}
+
+/**
+ * The first phase of a step (R-LOOP-2, R-LOOP-3): the step is opened and its
+ * request assembled, in this order:
+ *
+ * 1. `agent/pre-step (proposed)`: `reject` opens no step, writes nothing of
+ *    the batch, discards its steering items, and returns `undefined`;
+ * 2. `step/start`, then the entered batch (`enterBatch`);
+ * 3. the history, derived from the log;
+ * 4. the call config (`request-config.ts`: `agent/request`, checks, restored
+ *    effort, `NO_MODEL`), the system text and tools for the final route
+ *    (`systemPrompt.assembleContextFor`), `ctx.llm.prepareCall`, and
+ *    `request/header` when anything in it changed;
+ * 5. with durability `'step'`, a flush: everything the request derives from
+ *    is on disk before it leaves (one grouped fsync per step);
+ * 6. the frozen request is marked as the loop's (for the invariant companion).
+ *
+ * The request is the system text, the visible tool schemas and the derived
+ * history (the frozen seed prefix included), nothing else. The turn's
+ * cancellation is checked after each wait: a cancelled step unwinds
+ * (`TurnAborted`) and the turn's close closes it.
+ */
+export async function prepareStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Promise<PreparedStep | undefined> {
+  const { session, env } = host
+  const { holder, turn } = state
+  const proposed = proposal.entries.map((entry) => entry.placed.message)
+  const decision: PreStepDecision | void = await host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
+  checkAborted(holder)
+  if (decision && decision.kind === 'reject') {
+    host.inboxState.discard(proposal.steering)
+    return undefined
+  }
+  if (decision && decision.kind !== 'enter') throw pluginBug('agent/pre-step', 'must return { kind: "enter" | "reject" } or nothing')
+  const current = enterBatch(host, state, step, proposal, decision ? checkEntered(decision.messages) : proposed)
+
+  // The request: config, system prompt and tools, prepared call, header.
+  const messages = session.deriveMessages()
+  const requests = host.requests
+  const requested = await requests.request(host.agent, turn, step, holder.signal)
+  checkAborted(holder)
+  const config = requests.settle(requested)
+  const context = await env.systemPrompt.assembleContextFor(host.agent, requests.promptVars(config.provider, config.model))
+  checkAborted(holder)
+  const call = await requests.prepareCall(config, holder.signal)
+  checkAborted(holder)
+  requests.logHeader(call.config, context.system, context.tools)
+  if (env.durability === 'step') {
+    await host.flush()
+    checkAborted(holder)
+  }
+  current.source = { kind: 'model', provider: call.config.provider, model: call.config.model }
+  const request = Object.freeze({
+    ...call.config,
+    system: context.system,
+    tools: context.tools,
+    messages,
+    sessionId: session.id,
+  })
+  env.llm.markLoopRequest(request, {
+    sessionId: session.id,
+    turn,
+    step,
+    lastSeq: session.events.length - 1,
+    messageCount: messages.length,
+  })
+  return {
+    step: current,
+    call,
+    request: { system: context.system, tools: context.tools, messages, signal: holder.signal, sessionId: session.id },
+  }
+}
+
+/**
+ * Opens the step and enters its batch: the step's state first (so an
+ * `inject()` from a listener of `step/start` is deferred), `step/start`, the
+ * claim of the batch's steering items, then each entered message. An entered
+ * message that is `===` a proposed one keeps its event type and envelope; any
+ * other is a `user/message`. Steering a cancel discarded meanwhile is not
+ * written.
+ */
+function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Proposal, entered: readonly UserMessage[]): StepState {
+  const { turn } = state
+  const current = new StepState(turn, step)
+  state.step = current
+  host.append('step/start', { turn, step })
+  current.logged = true
+  const dropped = new Set<string>()
+  for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) dropped.add(message.id)
+  for (const message of entered) {
+    const entry = proposal.entries.find((candidate) => candidate.placed.message === message)
+    if (!entry) host.append('user/message', { message })
+    else if (!(entry.type === 'steering/message' && dropped.has(entry.item ?? ''))) {
+      host.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
+    }
+  }
+  return current
+}
