@@ -1,0 +1,44 @@
+// What a listener may return and do: a malformed decision fails the turn with INVALID_DECISION,
+// and maintenance requested from inside the agent's own turn rejects WOULD_DEADLOCK.
+import { describe, expect, it } from 'vitest'
+import { spine, trace } from '@deepseek-ai/dsh-testkit'
+
+describe('listener contracts: a malformed decision fails the turn, a deadlock is refused', () => {
+  it('pre-step may not enter one message twice', async () => {
+    const { agent, root } = await spine()
+    root.on('agent/pre-step', (_a, _t, _s, proposed) => ({ kind: 'enter', messages: [...proposed, ...proposed] }))
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    expect(trace(a.session).at(-1)).toBe('turn/end 1 error INVALID_DECISION')
+  })
+
+  it('a malformed agent/request config or additional context fails the turn with INVALID_DECISION', async () => {
+    const { agent, root } = await spine()
+    let mode = 'config'
+    root.on('agent/request', async (_a, _t, _s, _c, _signal, next) => (mode === 'config' ? ({ ...(await next()), maxTokens: 'many' } as never) : next()))
+    root.on('agent/prompt-submit', async (_a, _c, _s, _signal, next) => {
+      const decision = await next()
+      return mode === 'contexts' && decision.kind === 'allow' ? { ...decision, additionalContexts: [{ label: 'x', content: 'not blocks' } as never] } : decision
+    })
+    const a = await agent()
+    a.followup('one')
+    await a.whenIdle()
+    mode = 'contexts'
+    a.followup('two')
+    await a.whenIdle()
+    expect(trace(a.session).filter((line) => line.startsWith('turn/end'))).toEqual(['turn/end 1 error INVALID_DECISION', 'turn/end 2 error INVALID_DECISION'])
+  })
+
+  it('runMaintenance from inside the agent’s own turn rejects WOULD_DEADLOCK instead of hanging', async () => {
+    const { agent, root } = await spine({ model: { script: ['x'] } })
+    const a = await agent()
+    let outcome: unknown
+    root.on('agent/post-step', async () => {
+      outcome = await a.runMaintenance(async () => 'never').catch((error) => error)
+    })
+    a.followup('go')
+    await a.whenIdle()
+    expect(outcome).toMatchObject({ code: 'WOULD_DEADLOCK' })
+  })
+})
