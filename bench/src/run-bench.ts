@@ -21,6 +21,10 @@ export interface BenchOptions {
   runs?: number
   /** Extra Node flags for every run's child, e.g. `--cpu-prof` to profile. */
   nodeFlags?: readonly string[]
+  /** The Node binary every run's child uses (default: the one running the bench). */
+  node?: string
+  /** Overrides of scenario parameters, by scenario id (`{ streaming: { batch: 16 } }`). */
+  params?: Readonly<Record<string, Readonly<Record<string, number>>>>
   /** Progress lines (stderr by default). */
   log?: (line: string) => void
 }
@@ -44,6 +48,8 @@ export interface ScenarioResult {
 export interface BenchReport {
   date: string
   mode: Mode
+  /** The Node binary of the runs, when `--node` chose one. */
+  nodePath?: string
   /** The commit measured (see `revision()`). */
   revision: string
   machine: Machine
@@ -68,8 +74,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const report: BenchReport = {
     date: new Date().toISOString(),
     mode: options.mode,
+    ...(options.node === undefined ? {} : { nodePath: options.node }),
     revision: revision(),
-    machine: machine(),
+    machine: machine(options.node),
     load: { start: load(), end: 0 },
     durationSeconds: 0,
     scenarios: [],
@@ -77,9 +84,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const wanted = new Set<SubjectId>(['dsh', ...(options.subjects ?? SUBJECTS)])
   const selected = options.only?.length ? scenarios.filter((s) => options.only!.includes(s.id)) : scenarios
   for (const id of options.only ?? []) if (!scenarios.some((s) => s.id === id)) throw new Error(`unknown scenario "${id}"; known: ${scenarios.map((s) => s.id).join(', ')}`)
+  for (const id of Object.keys(options.params ?? {})) if (!scenarios.some((s) => s.id === id)) throw new Error(`parameters given for an unknown scenario "${id}"`)
 
   for (const scenario of selected) {
-    const params = scenario.params(options.mode)
+    const params = { ...scenario.params(options.mode), ...options.params?.[scenario.id] }
+    for (const key of Object.keys(options.params?.[scenario.id] ?? {})) {
+      if (!(key in scenario.params(options.mode))) throw new Error(`scenario "${scenario.id}" has no parameter "${key}"`)
+    }
     const subjects = scenario.subjects.filter((s) => wanted.has(s))
     const result: ScenarioResult = { id: scenario.id, title: scenario.title, description: scenario.describe(params), params, subjects: {} }
     report.scenarios.push(result)
@@ -93,7 +104,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         if (round >= runs.get(subject)! || failed.has(subject)) continue
         const t0 = performance.now()
         try {
-          const { result: metrics } = await runChild(CHILD, [scenario.id, subject, JSON.stringify(params)], options.nodeFlags)
+          const { result: metrics } = await runChild(CHILD, [scenario.id, subject, JSON.stringify(params)], options.nodeFlags, options.node)
           collected.get(subject)!.push(metrics as Metrics)
           log(`  ${subject} run ${round + 1}/${runs.get(subject)} (${((performance.now() - t0) / 1000).toFixed(1)} s): ${summary(metrics as Metrics)}`)
         } catch (error) {

@@ -5,7 +5,7 @@
  * counts), never a duration.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,7 +33,7 @@ describe('pnpm bench:smoke', () => {
       'turn-overhead': ['dsh', 'pi-agent-core', 'ai-sdk'],
       'tool-turns': ['dsh', 'pi-agent-core', 'ai-sdk'],
       growth: ['dsh', 'pi-agent-core', 'ai-sdk'],
-      streaming: ['dsh'],
+      streaming: ['dsh', 'pi-agent-core', 'ai-sdk'],
       'parallel-tools': ['dsh', 'pi-agent-core', 'ai-sdk'],
       resume: ['dsh'],
       'prefix-stability': ['dsh'],
@@ -53,9 +53,44 @@ describe('pnpm bench:smoke', () => {
     expect(figures('growth').turns).toBe(40)
     expect(figures('resume').events).toBeGreaterThanOrEqual(3000)
 
+    // Issue 18's criterion: a pi / dsh ratio for scenarios 1, 2 and 4, in the JSON and at the top of the table.
+    const criterion = (report as BenchReport & { criterion: Array<{ scenario: string; ratio: number; pass: boolean }> }).criterion
+    expect(criterion.map((c) => [c.scenario, Number.isFinite(c.ratio), c.pass === c.ratio >= 1])).toEqual([
+      ['turn-overhead', true, true],
+      ['tool-turns', true, true],
+      ['streaming', true, true],
+    ])
+    expect(child.stdout).toMatch(/^\*\*Done criterion \(issue 18\): pi-agent-core \/ dsh ≥ 1\.0 on scenarios 1, 2 and 4/m)
+    // The steady-state figures are there for dsh and pi, not for the AI SDK (one round only).
+    const turns = report.scenarios.find((s) => s.id === 'turn-overhead')!.subjects
+    expect([turns.dsh!.median.steadyUsPerTurn, turns['pi-agent-core']!.median.steadyUsPerTurn, turns['ai-sdk']!.median.steadyUsPerTurn].map((v) => v !== undefined)).toEqual([true, true, false])
+
     // The table names every scenario.
     for (const title of ['1. Turn overhead', '2. Tool turns', '3. Growth', '4. Streaming', '5. Parallel tools', '6. Resume', '7. Prefix stability']) {
       expect(child.stdout).toContain(`**${title}**`)
     }
+  })
+
+  it.skipIf(process.platform === 'win32')('runs the scenarios under the Node binary given by --node, with the stream batch given by --stream-batch', { timeout: 600_000 }, () => {
+    const out = join(work, 'node.json')
+    const calls = join(work, 'node-calls.log')
+    // A "Node binary" that notes each start, then is this Node.
+    const wrapper = join(work, 'node-wrapper')
+    writeFileSync(wrapper, `#!/bin/sh\necho "$1" >> '${calls}'\nexec '${process.execPath}' "$@"\n`)
+    chmodSync(wrapper, 0o755)
+    const child = spawnSync(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', 'src/main.ts', '--smoke', '--only', 'streaming,prefix-stability', '--subjects', 'dsh', '--node', wrapper, '--stream-batch', '16', '--out', out],
+      { cwd: bench, encoding: 'utf8' },
+    )
+    expect(child.status, child.stderr).toBe(0)
+    const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport
+    expect({ nodePath: report.nodePath, node: report.machine.node, batch: (report.scenarios[0]!.params as { batch: number }).batch }).toEqual({
+      nodePath: wrapper,
+      node: process.version,
+      batch: 16,
+    })
+    // One start to read its version, then one child per run: the streaming run and the prefix run.
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['--version', '--conditions=source', '--conditions=source'])
   })
 })

@@ -33,10 +33,14 @@ export interface ChildOutcome {
   stderr: string
 }
 
-/** Runs `script` with `args` in a child (the bench flags plus `extraFlags`) and returns its result line, parsed. */
-export function runChild(script: string, args: readonly string[], extraFlags: readonly string[] = []): Promise<ChildOutcome> {
+/**
+ * Runs `script` with `args` in a child (the bench flags plus `extraFlags`)
+ * under the Node binary `node` (default: this process's) and returns its
+ * result line, parsed.
+ */
+export function runChild(script: string, args: readonly string[], extraFlags: readonly string[] = [], node: string = process.execPath): Promise<ChildOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...childFlags(), ...extraFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(node, [...childFlags(), ...extraFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (data: string) => (stdout += data))

@@ -10,15 +10,28 @@ export interface Machine {
   node: string
 }
 
-export function machine(): Machine {
+/** The machine, with the version of `node` (the binary the runs use; default: this process's). */
+export function machine(node: string = process.execPath): Machine {
   const list = cpus()
   return {
     cpu: list[0]?.model.trim() ?? 'unknown',
     cores: list.length,
     memoryGb: Math.round(totalmem() / 2 ** 30),
     os: `${platform()} ${release()}`,
-    node: process.version,
+    node: node === process.execPath ? process.version : nodeVersion(node),
   }
+}
+
+/** What `node --version` prints; throws a message naming the path when it is not a working Node binary. */
+export function nodeVersion(node: string): string {
+  let version: string
+  try {
+    version = execFileSync(node, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+  } catch (error) {
+    throw new Error(`--node ${node}: not a Node binary that runs here (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`)
+  }
+  if (!/^v\d+\.\d+\.\d+/.test(version)) throw new Error(`--node ${node}: answered "${version}" to --version, not a Node version`)
+  return version
 }
 
 /** The 1-minute load average: other processes competing for the cores make wall times noisy. */

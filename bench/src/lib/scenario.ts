@@ -16,11 +16,11 @@ export type Mode = 'full' | 'smoke'
 /** One run's figures, by metric key. A metric a subject cannot report is left out. */
 export type Metrics = Record<string, number>
 
-/** A budget of spec §13 on one metric of the `dsh` subject. */
+/** A budget on one metric of the `dsh` subject (docs/contracts.md#budgets, or an issue's ceiling). */
 export interface Budget {
   readonly op: '<=' | '>='
   readonly limit: number
-  /** Where the budget comes from (`§13`, `R-PERF-1`). */
+  /** Where the budget comes from (`§13`, `R-PERF-1`, `issue 18`). */
   readonly source: string
 }
 
@@ -33,8 +33,39 @@ export interface MetricSpec {
   readonly digits: number
   /** Whether a peer/dsh ratio is meaningful for this metric (time or memory of the same workload). */
   readonly compare: boolean
-  readonly budget?: Budget
+  /**
+   * A rate (chunks per second): more is better, so the ratio columns divide
+   * dsh's figure by the peer's, which is the peer's time per item over dsh's,
+   * and above 1 still means dsh is faster.
+   */
+  readonly higherIsBetter?: boolean
+  /** One budget, or several (each checked and shown). */
+  readonly budget?: Budget | readonly Budget[]
 }
+
+/** The budgets of a metric as a list. */
+export function budgetsOf(metric: MetricSpec): readonly Budget[] {
+  if (metric.budget === undefined) return []
+  return Array.isArray(metric.budget) ? metric.budget : [metric.budget as Budget]
+}
+
+/**
+ * Issue 18's done criterion on a scenario: pi-agent-core's cost over dsh's
+ * (`pi / dsh`) at least `CRITERION_GOAL`, aiming for `CRITERION_AIM`. The
+ * verdict is taken on `wall`, the standard figure; the others are shown
+ * beside it.
+ */
+export interface CriterionSpec {
+  /** The figure the ratio is about (`per text turn`). */
+  readonly label: string
+  readonly wall: string
+  readonly cpu: string
+  readonly steadyWall?: string
+  readonly steadyCpu?: string
+}
+
+export const CRITERION_GOAL = 1.0
+export const CRITERION_AIM = 1.5
 
 export interface Scenario<P extends object = object> {
   /** Kebab-case id: the key in `latest.json` and the value of `--only`. */
@@ -45,6 +76,8 @@ export interface Scenario<P extends object = object> {
   describe(params: P): string
   readonly subjects: readonly SubjectId[]
   readonly metrics: readonly MetricSpec[]
+  /** Issue 18's done criterion, on the scenarios it names (1, 2 and 4). */
+  readonly criterion?: CriterionSpec
   params(mode: Mode): P
   /** How many child processes (runs) per subject; the table shows the median. */
   runs(mode: Mode, subject: SubjectId): number

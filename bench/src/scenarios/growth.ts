@@ -152,7 +152,18 @@ export default defineScenario<Params>({
     { key: 'heapPerTurn', label: 'heap per turn', unit: 'B', digits: 0, compare: true },
     { key: 'events', label: 'logged events', unit: '', digits: 0, compare: false },
     { key: 'messages', label: 'messages kept', unit: '', digits: 0, compare: false },
-    { key: 'heapPerEvent', label: 'heap per logged event', unit: 'B', digits: 0, compare: false, budget: { op: '<=', limit: 200, source: '§13' } },
+    {
+      key: 'heapPerEvent',
+      label: 'heap per logged event',
+      unit: 'B',
+      digits: 0,
+      compare: false,
+      // The budget, and issue 18's ceiling: no growth past the 145 B measured before its optimisation.
+      budget: [
+        { op: '<=', limit: 200, source: '§13' },
+        { op: '<=', limit: 145, source: 'issue 18' },
+      ],
+    },
   ],
   params: (mode) =>
     mode === 'full' ? { turns: 10_000, aiSdkTurns: 2_000, window: 100, warmup: 200 } : { turns: 40, aiSdkTurns: 40, window: 10, warmup: 5 },

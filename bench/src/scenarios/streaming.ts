@@ -1,64 +1,183 @@
 /**
- * Scenario 4, streaming (spec §13: ≥ 500,000 chunks/s through loop, log and
- * one `session/event` listener; ≥ 250,000 with JSONL persistence). One turn
- * whose answer is `chunks` text deltas, with one `session/event` listener
- * counting the chunk events; once without persistence and once with
- * `@deepseek-ai/dsh-session-jsonl` (the turn ends with its fsync). The figure
- * is chunks per second of the turn's wall time (and of the process's CPU
- * time, steadier on a shared machine), after a warm-up turn of a tenth of
- * the size on another agent of the same spine.
+ * Scenario 4, streaming (docs/contracts.md#budgets: ≥ 500,000 chunks/s
+ * through loop, log and one `session/event` listener; ≥ 250,000 with JSONL
+ * persistence). One turn whose answer is `chunks` text deltas, with one
+ * listener counting the deltas it is told about: dsh a `session/event`
+ * listener (`assistant/chunk`), pi-agent-core an `agent.subscribe` listener
+ * (`message_update` of a `text_delta`), the AI SDK `streamText`'s `onChunk`
+ * (`text-delta`). dsh also runs it with `@deepseek-ai/dsh-session-jsonl` (the
+ * turn ends with its fsync); the peers keep nothing on disk.
+ *
+ * Every subject is fed the same way, as a network feeds it: the deltas arrive
+ * `batch` per macrotask through the subject's own transport seam (see
+ * `lib/feed.ts` for why and for the batch size). The figure is chunks per
+ * second of the turn's wall time (and of the process's CPU time, steadier on
+ * a shared machine), after a warm-up turn of a tenth of the size on another
+ * agent; the same turn is then repeated on new agents for `rounds` rounds in
+ * all, and the last round is the steady-state figure.
  */
+import { STREAM_BATCH } from '../lib/feed.ts'
 import { timed } from '../lib/measure.ts'
-import { defineScenario } from '../lib/scenario.ts'
+import { defineScenario, type Metrics, type SubjectId } from '../lib/scenario.ts'
 import { withTempDir } from '../lib/temp-dir.ts'
 import { manyDeltas } from '../subjects/workload.ts'
 
-interface Params {
+export interface StreamingParams {
   chunks: number
+  /** Deltas per macrotask (see `lib/feed.ts`). */
+  batch: number
+  /** Measured turns, each on a new agent: the first is the standard figure, the last the steady state. */
+  rounds: number
 }
 
-/** Chunks per second of the measured turn, by wall time and by process CPU time. */
-async function chunksPerSecond(chunks: number, jsonlDirectory: string | undefined): Promise<{ wall: number; cpu: number }> {
-  const dsh = await import('../subjects/dsh.ts')
-  const deltas = { warm: { text: manyDeltas(Math.ceil(chunks / 10)) }, measured: { text: manyDeltas(chunks) } }
-  let reply = deltas.warm
-  const spine = await dsh.spine({ respond: () => reply, jsonlDirectory })
+/** One subject set up for the scenario: `prepare` builds a fresh agent whose model answers with `deltas`. */
+interface StreamSubject {
+  /** Returns the turn to time; the listener's count is reset. */
+  prepare(deltas: readonly string[]): Promise<() => Promise<void>>
+  /** Deltas the listener counted since the last `prepare`. */
+  seen(): number
+  /** Lets go of the agents created so far (outside the timed region). */
+  release(): Promise<void>
+  dispose(): Promise<void>
+}
+
+const PROMPT = 'Write a long answer.'
+
+async function streamSubject(subject: SubjectId, batch: number, jsonlDirectory: string | undefined): Promise<StreamSubject> {
   let seen = 0
-  spine.root.on('session/event', (_session, event) => {
-    if (event.type === 'assistant/chunk') seen++
-  })
-  try {
-    const warm = await spine.create('bench-warm')
-    await dsh.turn(warm.agent, 'Warm up.')
-    await warm.dispose()
-    reply = deltas.measured
-    const { agent } = await spine.create('bench-stream')
-    seen = 0
-    const time = await timed(() => dsh.turn(agent, 'Write a long answer.'))
-    // The model adds a usage chunk and the finish chunk to the text deltas.
-    if (seen < chunks) throw new Error(`the listener saw ${seen} chunk events, expected at least ${chunks}`)
-    return { wall: chunks / (time.wallMs / 1000), cpu: chunks / (time.cpuMs / 1000) }
-  } finally {
-    await spine.dispose()
+  if (subject === 'dsh') {
+    const dsh = await import('../subjects/dsh.ts')
+    let reply: { text: readonly string[] } = { text: [] }
+    const spine = await dsh.spine({ respond: () => reply, jsonlDirectory, streamBatch: batch })
+    spine.root.on('session/event', (_session, event) => {
+      if (event.type === 'assistant/chunk' && event.data.chunk.type === 'text-delta') seen++
+    })
+    const handles: Array<{ dispose(): Promise<void> }> = []
+    let agents = 0
+    return {
+      async prepare(deltas) {
+        reply = { text: deltas }
+        const handle = await spine.create(`bench-stream-${agents++}`)
+        handles.push(handle)
+        seen = 0
+        return () => dsh.turn(handle.agent, PROMPT)
+      },
+      seen: () => seen,
+      async release() {
+        for (const handle of handles.splice(0)) await handle.dispose()
+      },
+      dispose: () => spine.dispose(),
+    }
+  }
+  if (subject === 'pi-agent-core') {
+    const pi = await import('../subjects/pi.ts')
+    return {
+      async prepare(deltas) {
+        const reply = { text: deltas }
+        const agent = pi.agent(() => reply, [], batch)
+        agent.subscribe((event) => {
+          if (event.type === 'message_update' && event.assistantMessageEvent.type === 'text_delta') seen++
+        })
+        seen = 0
+        return async () => {
+          await agent.prompt(PROMPT)
+        }
+      },
+      seen: () => seen,
+      release: async () => {},
+      dispose: async () => {},
+    }
+  }
+  const ai = await import('../subjects/ai-sdk.ts')
+  return {
+    async prepare(deltas) {
+      const reply = { text: deltas }
+      const conversation = new ai.Conversation(ai.mockModel(() => reply, batch))
+      seen = 0
+      return () =>
+        conversation.turn(PROMPT, undefined, ({ chunk }) => {
+          if (chunk.type === 'text-delta') seen++
+        })
+    },
+    seen: () => seen,
+    release: async () => {},
+    dispose: async () => {},
   }
 }
 
-export default defineScenario<Params>({
+interface Rates {
+  wall: number
+  cpu: number
+}
+
+/** Chunks per second of the first and the last measured round, by wall time and by process CPU time. */
+async function chunksPerSecond(subjectId: SubjectId, params: StreamingParams, jsonlDirectory: string | undefined): Promise<{ cold: Rates; steady: Rates }> {
+  const subject = await streamSubject(subjectId, params.batch, jsonlDirectory)
+  const warm = manyDeltas(Math.ceil(params.chunks / 10))
+  const measured = manyDeltas(params.chunks)
+  try {
+    await (await subject.prepare(warm))()
+    const rounds: Rates[] = []
+    for (let round = 0; round < params.rounds; round++) {
+      await subject.release()
+      const turn = await subject.prepare(measured)
+      const time = await timed(turn)
+      if (subject.seen() !== params.chunks) throw new Error(`round ${round + 1}: the listener saw ${subject.seen()} text deltas, expected ${params.chunks}`)
+      rounds.push({ wall: params.chunks / (time.wallMs / 1000), cpu: params.chunks / (time.cpuMs / 1000) })
+    }
+    return { cold: rounds[0]!, steady: rounds[rounds.length - 1]! }
+  } finally {
+    await subject.release()
+    await subject.dispose()
+  }
+}
+
+const rate = (key: string, label: string, budget?: number) =>
+  ({
+    key,
+    label,
+    unit: 'chunks/s',
+    digits: 0,
+    compare: true,
+    higherIsBetter: true,
+    ...(budget === undefined ? {} : { budget: { op: '>=' as const, limit: budget, source: '§13' } }),
+  }) as const
+
+export default defineScenario<StreamingParams>({
   id: 'streaming',
   title: '4. Streaming',
-  describe: (p) => `one turn of ${p.chunks.toLocaleString('en-US')} text deltas with one session/event listener, without and with JSONL persistence`,
-  subjects: ['dsh'],
+  describe: (p) =>
+    `one turn of ${p.chunks.toLocaleString('en-US')} text deltas fed ${p.batch} per macrotask, with one listener; dsh also with JSONL persistence; steady state: round ${p.rounds} of ${p.rounds} such turns in one process, each on a new agent`,
+  subjects: ['dsh', 'pi-agent-core', 'ai-sdk'],
   metrics: [
-    { key: 'chunksPerSecond', label: 'no persistence', unit: 'chunks/s', digits: 0, compare: false, budget: { op: '>=', limit: 500_000, source: '§13' } },
-    { key: 'cpuChunksPerSecond', label: 'no persistence (per CPU second)', unit: 'chunks/s', digits: 0, compare: false },
-    { key: 'chunksPerSecondJsonl', label: 'JSONL persistence', unit: 'chunks/s', digits: 0, compare: false, budget: { op: '>=', limit: 250_000, source: '§13' } },
-    { key: 'cpuChunksPerSecondJsonl', label: 'JSONL persistence (per CPU second)', unit: 'chunks/s', digits: 0, compare: false },
+    rate('chunksPerSecond', 'no persistence', 500_000),
+    rate('cpuChunksPerSecond', 'no persistence (per CPU second)'),
+    rate('steadyChunksPerSecond', 'steady state: no persistence'),
+    rate('steadyCpuChunksPerSecond', 'steady state: no persistence (per CPU second)'),
+    rate('chunksPerSecondJsonl', 'JSONL persistence', 250_000),
+    rate('cpuChunksPerSecondJsonl', 'JSONL persistence (per CPU second)'),
+    rate('steadyChunksPerSecondJsonl', 'steady state: JSONL persistence'),
+    rate('steadyCpuChunksPerSecondJsonl', 'steady state: JSONL persistence (per CPU second)'),
   ],
-  params: (mode) => ({ chunks: mode === 'full' ? 100_000 : 2_000 }),
+  criterion: { label: 'chunks per second, no persistence', wall: 'chunksPerSecond', cpu: 'cpuChunksPerSecond', steadyWall: 'steadyChunksPerSecond', steadyCpu: 'steadyCpuChunksPerSecond' },
+  params: (mode) => (mode === 'full' ? { chunks: 100_000, batch: STREAM_BATCH, rounds: 5 } : { chunks: 2_000, batch: STREAM_BATCH, rounds: 2 }),
   runs: (mode) => (mode === 'full' ? 5 : 1),
-  async run(_subject, params) {
-    const plain = await chunksPerSecond(params.chunks, undefined)
-    const jsonl = await withTempDir('streaming', (dir) => chunksPerSecond(params.chunks, dir))
-    return { chunksPerSecond: plain.wall, cpuChunksPerSecond: plain.cpu, chunksPerSecondJsonl: jsonl.wall, cpuChunksPerSecondJsonl: jsonl.cpu }
+  async run(subject, params) {
+    const plain = await chunksPerSecond(subject, params, undefined)
+    const metrics: Metrics = {
+      chunksPerSecond: plain.cold.wall,
+      cpuChunksPerSecond: plain.cold.cpu,
+      steadyChunksPerSecond: plain.steady.wall,
+      steadyCpuChunksPerSecond: plain.steady.cpu,
+    }
+    if (subject !== 'dsh') return metrics
+    const jsonl = await withTempDir('streaming', (dir) => chunksPerSecond(subject, params, dir))
+    return {
+      ...metrics,
+      chunksPerSecondJsonl: jsonl.cold.wall,
+      cpuChunksPerSecondJsonl: jsonl.cold.cpu,
+      steadyChunksPerSecondJsonl: jsonl.steady.wall,
+      steadyCpuChunksPerSecondJsonl: jsonl.steady.cpu,
+    }
   },
 })

@@ -10,9 +10,10 @@
  * mock's recording (a copy of the whole prompt per call) is not billed to the
  * SDK, as dsh's model runs with `record: false`.
  */
-import { simulateReadableStream, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai'
+import { simulateReadableStream, stepCountIs, streamText, tool, type ModelMessage, type StreamTextOnChunkCallback, type ToolSet } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
+import { batchedReadableStream } from '../lib/feed.ts'
 import { ANSWER_DELTAS, NOOP_DESCRIPTION, NOOP_TOOL, SLOW_DESCRIPTION, SLOW_TOOL, SLOW_TOOL_MS } from './workload.ts'
 
 type DoStream = MockLanguageModelV3['doStream']
@@ -51,13 +52,21 @@ function parts(answer: AiReply): StreamPart[] {
   return out
 }
 
-/** The SDK's mock model, answering each call with `reply(options)`. */
-export function mockModel(reply: (options: CallOptions) => AiReply): MockLanguageModelV3 {
+/**
+ * The SDK's mock model, answering each call with `reply(options)`. Without
+ * `batch` the parts stream through the SDK's `simulateReadableStream` with no
+ * delays (one part per pull, all at once: fine for 20 deltas); with `batch`
+ * they arrive `batch` per macrotask, as from a network (see `lib/feed.ts`).
+ */
+export function mockModel(reply: (options: CallOptions) => AiReply, batch?: number): MockLanguageModelV3 {
   return new MockLanguageModelV3({
     provider: 'bench',
     modelId: 'bench-model',
     doStream: async (options) => ({
-      stream: simulateReadableStream({ chunks: parts(reply(options)), initialDelayInMs: null, chunkDelayInMs: null }),
+      stream:
+        batch === undefined
+          ? simulateReadableStream({ chunks: parts(reply(options)), initialDelayInMs: null, chunkDelayInMs: null })
+          : batchedReadableStream(parts(reply(options)), batch),
     }),
   })
 }
@@ -98,8 +107,12 @@ export class Conversation {
     readonly tools: ToolSet = {},
   ) {}
 
-  /** One turn: the prompt, then model steps and tool calls until the model stops (at most 10 steps). */
-  async turn(prompt: string, onStepFinish?: () => void): Promise<void> {
+  /**
+   * One turn: the prompt, then model steps and tool calls until the model
+   * stops (at most 10 steps). `onStepFinish` and `onChunk` are the SDK's
+   * callbacks of the same names.
+   */
+  async turn(prompt: string, onStepFinish?: () => void, onChunk?: StreamTextOnChunkCallback<ToolSet>): Promise<void> {
     this.messages.push({ role: 'user', content: prompt })
     const result = streamText({
       model: this.model,
@@ -108,6 +121,7 @@ export class Conversation {
       tools: this.tools,
       stopWhen: stepCountIs(10),
       onStepFinish,
+      onChunk,
     })
     await result.consumeStream()
     const response = await result.response

@@ -8,12 +8,13 @@ import { Context } from 'cordis'
 import { z } from 'zod'
 import Agents, { type Agent, type AgentHandle } from '@deepseek-ai/dsh-agent'
 import AgentLoop from '@deepseek-ai/dsh-agent-loop'
-import Llm, { type LlmRequest } from '@deepseek-ai/dsh-llm'
+import Llm, { type LlmAdapter, type LlmRequest, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import { ScriptedModel, type Responder, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
 import Sessions, { SessionId } from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import Tools, { defineTool, type ToolDefinition } from '@deepseek-ai/dsh-tools'
+import { batchedIterator } from '../lib/feed.ts'
 import { ANSWER_DELTAS, NOOP_DESCRIPTION, NOOP_TOOL, SLOW_DESCRIPTION, SLOW_TOOL, SLOW_TOOL_MS } from './workload.ts'
 
 export const PROVIDER = 'scripted'
@@ -26,6 +27,13 @@ export interface SpineOptions {
   /** Mount `@deepseek-ai/dsh-session-jsonl` writing into this directory. */
   jsonlDirectory?: string
   maxParallelToolCalls?: number
+  /**
+   * Feed the model's chunks `streamBatch` per macrotask through an
+   * asynchronous iterator, as a network adapter delivers them (see
+   * `lib/feed.ts`); absent: `ScriptedModel`'s in-memory stream, every chunk
+   * at hand.
+   */
+  streamBatch?: number
 }
 
 export interface Spine {
@@ -54,7 +62,7 @@ export async function spine(options: SpineOptions): Promise<Spine> {
   await mount(root.plugin(SystemPrompt, { identity: 'You are a coding agent running a benchmark.', persona: '' }))
   await mount(root.plugin(Agents))
   const model = new ScriptedModel({ record: false, respond: options.respond })
-  root.llm.registerAdapter([PROVIDER], model)
+  root.llm.registerAdapter([PROVIDER], options.streamBatch === undefined ? model : batchedAdapter(model, options.streamBatch))
   for (const tool of options.tools ?? []) root.tools.register(tool)
   await mount(root.plugin(AgentLoop, { maxParallelToolCalls: options.maxParallelToolCalls ?? 10, agents: [] }))
   const handles = new Set<AgentHandle>()
@@ -84,6 +92,24 @@ export async function spine(options: SpineOptions): Promise<Spine> {
       handles.clear()
       for (const fiber of fibers.splice(0).reverse()) await fiber.dispose()
     },
+  }
+}
+
+/**
+ * `model` behind an adapter that hands its chunks on `size` per macrotask
+ * through a pull-based asynchronous iterator only, as an adapter reading a
+ * network response does. It offers no synchronous view, so `ctx.llm` takes
+ * its ordinary asynchronous path. The chunks, the abort check before each and
+ * the usage estimate are the scripted model's own.
+ */
+function batchedAdapter(model: ScriptedModel, size: number): LlmAdapter {
+  return {
+    stream(options) {
+      const chunks = model.stream(options) as AsyncIterable<StreamChunk> & Partial<Iterable<StreamChunk>>
+      if (typeof chunks[Symbol.iterator] !== 'function') throw new Error('the bench feeds in batches only a scripted model whose chunks are at hand (no delay, a synchronous responder)')
+      return batchedIterator(chunks[Symbol.iterator]!(), size)
+    },
+    resolveModel: (id) => model.resolveModel(id),
   }
 }
 

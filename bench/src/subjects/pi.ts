@@ -13,10 +13,12 @@ import {
   Type,
   createAssistantMessageEventStream,
   type AssistantMessage,
+  type AssistantMessageEvent,
   type Context,
   type Model,
   type ToolCall,
 } from '@mariozechner/pi-ai'
+import { pushInBatches } from '../lib/feed.ts'
 import { ANSWER_DELTAS, NOOP_DESCRIPTION, NOOP_TOOL, SLOW_DESCRIPTION, SLOW_TOOL, SLOW_TOOL_MS } from './workload.ts'
 
 /** A model description for the scripted stream; pi's loop only reads it and passes it back. */
@@ -38,8 +40,49 @@ export type PiReply = { text: readonly string[] } | { toolCalls: ReadonlyArray<{
 
 let callCount = 0
 
-/** A `streamFn` that answers each call with `reply(context)`. */
-export function scriptedStream(reply: (context: Context) => PiReply): StreamFn {
+/**
+ * The events of one scripted answer, built as they are taken: each delta is
+ * added to the `partial` message in place just before its event, as pi-ai's
+ * providers do; the last event is `done`.
+ */
+function* answerEvents(output: AssistantMessage, answer: PiReply, call: number): Generator<AssistantMessageEvent, void, undefined> {
+  yield { type: 'start', partial: output }
+  if ('text' in answer) {
+    const block = { type: 'text' as const, text: '' }
+    output.content.push(block)
+    yield { type: 'text_start', contentIndex: 0, partial: output }
+    for (const delta of answer.text) {
+      block.text += delta
+      yield { type: 'text_delta', contentIndex: 0, delta, partial: output }
+    }
+    yield { type: 'text_end', contentIndex: 0, content: block.text, partial: output }
+  } else {
+    for (let index = 0; index < answer.toolCalls.length; index++) {
+      const spec = answer.toolCalls[index]!
+      const toolCall: ToolCall = { type: 'toolCall', id: `call_${call}_${index}`, name: spec.name, arguments: {} }
+      output.content.push(toolCall)
+      yield { type: 'toolcall_start', contentIndex: index, partial: output }
+      const json = JSON.stringify(spec.arguments)
+      // Fragments of 8 characters, as dsh's ScriptedModel streams arguments.
+      for (let at = 0; at < json.length; at += 8) {
+        yield { type: 'toolcall_delta', contentIndex: index, delta: json.slice(at, at + 8), partial: output }
+      }
+      toolCall.arguments = spec.arguments
+      yield { type: 'toolcall_end', contentIndex: index, toolCall, partial: output }
+    }
+    output.stopReason = 'toolUse'
+  }
+  yield { type: 'done', reason: output.stopReason === 'toolUse' ? 'toolUse' : 'stop', message: output }
+}
+
+/**
+ * A `streamFn` that answers each call with `reply(context)`. Without `batch`
+ * every event is pushed before the stream is returned (the whole answer at
+ * once: fine for 20 deltas); with `batch` the events are pushed `batch` at a
+ * time, one batch per macrotask, as a provider's read loop pushes them (see
+ * `lib/feed.ts`).
+ */
+export function scriptedStream(reply: (context: Context) => PiReply, batch?: number): StreamFn {
   return (model, context) => {
     const stream = createAssistantMessageEventStream()
     const call = callCount++
@@ -53,35 +96,20 @@ export function scriptedStream(reply: (context: Context) => PiReply): StreamFn {
       stopReason: 'stop',
       timestamp: Date.now(),
     }
-    stream.push({ type: 'start', partial: output })
-    const answer = reply(context)
-    if ('text' in answer) {
-      const block = { type: 'text' as const, text: '' }
-      output.content.push(block)
-      stream.push({ type: 'text_start', contentIndex: 0, partial: output })
-      for (const delta of answer.text) {
-        block.text += delta
-        stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: output })
-      }
-      stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: output })
+    const events = answerEvents(output, reply(context), call)
+    if (batch === undefined) {
+      for (const event of events) stream.push(event)
+      stream.end(output)
     } else {
-      answer.toolCalls.forEach((spec, index) => {
-        const toolCall: ToolCall = { type: 'toolCall', id: `call_${call}_${index}`, name: spec.name, arguments: {} }
-        output.content.push(toolCall)
-        stream.push({ type: 'toolcall_start', contentIndex: index, partial: output })
-        const json = JSON.stringify(spec.arguments)
-        // Fragments of 8 characters, as dsh's ScriptedModel streams arguments.
-        for (let at = 0; at < json.length; at += 8) {
-          stream.push({ type: 'toolcall_delta', contentIndex: index, delta: json.slice(at, at + 8), partial: output })
-        }
-        toolCall.arguments = spec.arguments
-        stream.push({ type: 'toolcall_end', contentIndex: index, toolCall, partial: output })
-      })
-      output.stopReason = 'toolUse'
+      pushInBatches(events, (event) => stream.push(event), batch).then(
+        () => stream.end(output),
+        (error: unknown) => {
+          output.stopReason = 'error'
+          output.errorMessage = error instanceof Error ? error.message : String(error)
+          stream.push({ type: 'error', reason: 'error', error: output })
+        },
+      )
     }
-    const reason = output.stopReason === 'toolUse' ? 'toolUse' : 'stop'
-    stream.push({ type: 'done', reason, message: output })
-    stream.end(output)
     return stream
   }
 }
@@ -118,10 +146,11 @@ export const slowTool: AgentTool<typeof args> = {
   execute: () => new Promise((resolve) => setTimeout(() => resolve({ content: [{ type: 'text', text: 'ok' }], details: {} }), SLOW_TOOL_MS)),
 }
 
-export function agent(reply: (context: Context) => PiReply, tools: AgentTool<any>[] = []): Agent {
+/** A pi `Agent` on the scripted stream; `batch`: feed the answers in batches (see `scriptedStream`). */
+export function agent(reply: (context: Context) => PiReply, tools: AgentTool<any>[] = [], batch?: number): Agent {
   return new Agent({
     initialState: { systemPrompt: 'You are a coding agent running a benchmark.', model: MODEL, tools },
-    streamFn: scriptedStream(reply),
+    streamFn: scriptedStream(reply, batch),
     toolExecution: 'parallel',
   })
 }
