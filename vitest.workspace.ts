@@ -28,6 +28,7 @@ const packages = [
   'support/invariants',
   'support/testkit',
   'tools/workspace-tools',
+  'permissions/permissions',
   'runtime/agent-spine',
   'examples/agent-spine-demo',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))

@@ -63,7 +63,8 @@ export interface WorkspaceToolsConfig {
   /**
    * Effects whose calls go to `ctx.approval` first (a `tools/pre-execute`
    * listener turns their `allow` into `ask`). Default `['write', 'execute']`.
-   * Set `[]` when a permissions plugin decides instead.
+   * Ignored while a permissions service (`ctx.permissions`) is mounted: it
+   * decides and asks instead.
    */
   askBefore: Array<'write' | 'execute'>
   /** Tools not to register. Default none. */
@@ -111,7 +112,7 @@ export const WorkspaceToolsConfig: Schema<WorkspaceToolsOptions, WorkspaceToolsC
   root: Schema.string().required().description('The directory the tools are confined to.'),
   askBefore: Schema.array(Schema.union(['write', 'execute'] as const))
     .default(['write', 'execute'])
-    .description('Effects whose calls ask ctx.approval first; [] when a permissions plugin decides.'),
+    .description('Effects whose calls ask ctx.approval first (ignored while ctx.permissions is mounted).'),
   exclude: Schema.array(Schema.union([...WORKSPACE_TOOL_NAMES])).default([]).description('Tools not to register.'),
   gitignore: Schema.boolean().default(true).description('Honour .gitignore in glob and grep.'),
   skipDirectories: Schema.array(String).default(['.git', 'node_modules']).description('Directory names glob and grep never enter.'),

@@ -36,7 +36,10 @@ declare module 'cordis' {
  * with `describe()`'s question as the reason, so the call goes to
  * `ctx.approval` (a denial when none is mounted). A call whose path would be
  * refused is not asked about (the body refuses it with its own code). A
- * policy registered after this one that denies still wins.
+ * policy registered after this one that denies still wins. When a
+ * permissions service is mounted (`ctx.permissions`, dsh-permissions), this
+ * listener asks nothing: the permissions decide, by their mode and rules,
+ * and ask with `describe()`'s question themselves.
  */
 export class WorkspaceTools extends Service {
   static readonly inject = ['tools']
@@ -102,6 +105,9 @@ export class WorkspaceTools extends Service {
     this.home.on('tools/pre-execute', async (invocation, next) => {
       const name = names.get(invocation.tool)
       if (name === undefined || !askBefore.has(effectOf(invocation.tool))) return next()
+      // A permissions service (dsh-permissions, `ctx.permissions`) decides who is asked, and with
+      // describe()'s question: asking here as well would ask twice, or against its mode.
+      if (this.home.get('permissions')) return next()
       if (name === 'write_file' || name === 'edit_file') {
         // Nobody is asked about a change that cannot happen: the body refuses it with its own code.
         try {

@@ -57,6 +57,15 @@ describe('asking before writes and commands', () => {
     expect(await run('shell', { command: 'true' })).toEqual({ code: 'DENIED', text: 'Error: tool call denied: no shell today' })
   })
 
+  it('asks nothing when a permissions service is mounted (ctx.permissions decides and asks), whatever askBefore says', async () => {
+    const root = tempDir()
+    const { ctx, run, asked } = await mount(root, asking, 'allow')
+    await ctx.plugin({ apply: (inner) => void inner.provide('permissions', { decides: true } as never) })
+    expect(await run('write_file', { path: 'a.txt', content: 'x' })).toEqual({ code: 'ok', text: 'Wrote 1 bytes to a.txt' })
+    expect((await run('shell', { command: 'true' })).code).toBe('ok')
+    expect(asked).toEqual([])
+  })
+
   it('describe() gives the same question to a permissions plugin that asks on its own', async () => {
     const root = tempDir()
     const { ctx } = await mount(root, { shell: { sandbox: 'off' } })

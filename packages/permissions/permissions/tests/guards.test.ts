@@ -1,0 +1,129 @@
+import { symlinkSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { trace } from '@deepseek-ai/dsh-testkit'
+import WorkspaceTools from '@deepseek-ai/dsh-workspace-tools'
+import { decisions, harness, modeMessages, tempDir, writeTree } from './helpers'
+
+describe('a child agent is never more permissive than its parent (R-PRM-2a)', () => {
+  it('a child created with parentSession follows its parent into plan mode and cannot leave it', async () => {
+    const h = await harness({ permissions: { mode: 'accept-edits' } })
+    const parent = await h.agent('parent')
+    const child = await h.agent('child', { parent: 'parent' })
+    expect(h.root.permissions.mode(child)).toBe('accept-edits')
+    h.root.permissions.setMode(parent, 'plan')
+    expect(h.root.permissions.mode(child)).toBe('plan')
+    // The child's own calls are refused as planning…
+    expect((await h.call(child, 'write_thing', { path: 'a' })).text).toBe(
+      'Error: tool call denied: plan mode is on (your parent agent is planning): you are planning, and write_thing (it writes) does not run while planning. Keep exploring with tools that only read; when the plan is ready, call exit_plan_mode with it.',
+    )
+    // …it cannot raise itself, nor leave plan mode through exit_plan_mode.
+    expect(() => h.root.permissions.setMode(child, 'default')).toThrow('agent child cannot be in default mode: its parent is in plan mode, and a child is never more permissive than its parent')
+    h.answers.push('allow')
+    expect(await h.call(child, 'exit_plan_mode', { plan: 'escape' })).toEqual({
+      code: 'PLAN_NOT_APPROVED',
+      text: 'Error: your parent agent is in plan mode, so this agent stays in plan mode; give your plan in your answer instead.',
+    })
+    expect(h.asked).toEqual([])
+    // The child was told, with the reason.
+    expect(modeMessages(child.session.events).at(-1)).toMatch(/^\[Permission mode: plan\] Your parent agent's permission mode changed\. /)
+    // When the parent leaves plan mode, the child is back to its own mode.
+    h.root.permissions.setMode(parent, 'default')
+    expect(h.root.permissions.mode(child)).toBe('default')
+  })
+
+  it('inherit(child, parent) links an agent created without the meta, at once', async () => {
+    const h = await harness()
+    const parent = await h.agent('p')
+    const child = await h.agent('c')
+    h.root.permissions.setMode(parent, 'plan')
+    expect(h.root.permissions.mode(child)).toBe('default')
+    h.root.permissions.inherit(child, parent)
+    expect(h.root.permissions.mode(child)).toBe('plan')
+    expect(() => h.root.permissions.inherit(parent, child)).toThrow('agent c descends from p: a parent link would make a loop')
+  })
+
+  it('a child whose parent is gone keeps the parent’s last mode as its cap', async () => {
+    const h = await harness()
+    const parent = await h.agent('p')
+    h.root.permissions.setMode(parent, 'plan')
+    const child = await h.agent('c', { parent: 'p' })
+    await h.dispose(parent)
+    expect(h.root.permissions.mode(child)).toBe('plan')
+    expect(() => h.root.permissions.setMode(child, 'default')).toThrow(/its parent is in plan mode/)
+  })
+})
+
+describe('the repeat guard (R-PRM-2a)', () => {
+  it('after three identical failing calls in a turn, the fourth is refused with the reason; a new turn starts over', async () => {
+    const call = { name: 'flaky', arguments: { n: 1 } }
+    const h = await harness({
+      model: {
+        script: [
+          { toolCalls: [call], answer: { toolCalls: [call], answer: { toolCalls: [call], answer: { toolCalls: [{ name: 'flaky', arguments: { n: 1 } }, { name: 'flaky', arguments: { n: 2 } }], answer: 'I give up.' } } } },
+          { toolCalls: [call], answer: 'Still broken.' },
+        ],
+      },
+    })
+    const agent = await h.agent()
+    agent.followup('try')
+    await agent.whenIdle()
+    agent.followup('try again')
+    await agent.whenIdle()
+    expect(trace(agent.session).filter((line) => line.startsWith('tool/result'))).toEqual([
+      'tool/result TOOL_ERROR "Error: still broken"',
+      'tool/result TOOL_ERROR "Error: still broken"',
+      'tool/result TOOL_ERROR "Error: still broken"',
+      'tool/result DENIED "Error: tool call denied: this exact call (flaky with the same arguments) already failed 3 times in this turn, so it is not run again. Change the arguments or the approach, or tell the person what keeps failing."',
+      // Other arguments are another call.
+      'tool/result TOOL_ERROR "Error: still broken"',
+      // A new turn starts counting again.
+      'tool/result TOOL_ERROR "Error: still broken"',
+    ])
+    expect(decisions(agent.session.events).map((d) => d.rule)).toEqual(['mode default: read', 'mode default: read', 'mode default: read', 'repeat guard', 'mode default: read', 'mode default: read'])
+  })
+})
+
+describe('with dsh-workspace-tools', () => {
+  it('the workspace tools leave asking to the permissions: one question per call, none in bypass, the tools’ own question text', async () => {
+    const root = tempDir('dsh-ws-')
+    writeTree(root, { 'src/a.ts': 'export const a = 1\n' })
+    const h = await harness({ permissions: { allowBypass: true } })
+    // askBefore keeps its default: the workspace tools defer because ctx.permissions is mounted.
+    await h.root.plugin(WorkspaceTools, { root, shell: { sandbox: 'off' } })
+    expect(h.root.permissions.root).toBeUndefined()
+    const agent = await h.agent()
+    h.answers.push('allow')
+    expect((await h.call(agent, 'write_file', { path: 'notes.txt', content: 'hi' })).code).toBe('ok')
+    expect(h.asked).toEqual(['write_file: write 2 bytes to notes.txt'])
+    h.root.permissions.setMode(agent, 'bypass')
+    expect((await h.call(agent, 'write_file', { path: 'more.txt', content: 'hi' })).code).toBe('ok')
+    expect(h.asked).toHaveLength(1)
+  })
+
+  it('reads the workspace root from the workspace tools: accept-edits runs edits inside without asking, never a write through a link out', async () => {
+    const base = tempDir('dsh-ws-')
+    const root = `${base}/ws`
+    writeTree(base, { 'ws/src/a.ts': 'export const a = 1\n', 'outside/secret.txt': 'x\n' })
+    symlinkSync(`${base}/outside`, `${root}/out`)
+    const h = await harness({
+      standIns: false,
+      permissions: { mode: 'accept-edits' },
+      before: (ctx) => ctx.plugin(WorkspaceTools, { root, shell: { sandbox: 'off' } }),
+    })
+    const agent = await h.agent()
+    expect(h.root.permissions.root).toBe(root)
+    expect((await h.call(agent, 'read_file', { path: 'src/a.ts' })).code).toBe('ok')
+    expect((await h.call(agent, 'edit_file', { path: 'src/a.ts', old_string: '1', new_string: '2' })).code).toBe('ok')
+    expect(h.asked).toEqual([])
+    // A path through a symbolic link out of the workspace is not "inside": it is asked about
+    // (and the workspace tools refuse it anyway).
+    h.answers.push('allow')
+    expect((await h.call(agent, 'write_file', { path: 'out/secret.txt', content: 'y' })).code).toBe('OUTSIDE_WORKSPACE')
+    h.answers.push('allow')
+    expect((await h.call(agent, 'shell', { command: 'echo hi' })).code).toBe('ok')
+    expect(h.asked).toEqual([
+      'write_file: write 1 bytes to out/secret.txt',
+      'shell: run "echo hi" in the workspace. NOT sandboxed (the sandbox is turned off in the configuration (shell.sandbox: off)): the command runs with the full permissions of the user running the agent and can read and change files outside the workspace and use the network. [{"tool":"shell","command":"echo hi"}]',
+    ])
+  })
+})
