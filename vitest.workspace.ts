@@ -31,6 +31,7 @@ const packages = [
   'permissions/permissions',
   'runtime/agent-spine',
   'examples/agent-spine-demo',
+  'compact/compaction',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))
 
 const conditions = ['source', 'module', 'node', 'development|production']

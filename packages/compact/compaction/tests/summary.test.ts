@@ -1,0 +1,140 @@
+import { defineTool } from '@deepseek-ai/dsh-tools'
+import { trace } from '@deepseek-ai/dsh-testkit'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { SUMMARY_SYSTEM_PROMPT } from '../src'
+import { chars, compactionEvents, harness, texts, turn } from './helpers'
+
+/** A tool that writes the agent's todo list to the log, as a todo plugin does. */
+const todo = defineTool({
+  name: 'todo',
+  description: 'Writes the todo list.',
+  parameters: z.object({ items: z.array(z.object({ content: z.string(), status: z.enum(['pending', 'in_progress', 'completed']) })) }),
+  execute: ({ items }, run) => {
+    run.agent.session.append('todo/write', { todos: items.map((item, i) => ({ id: `t${i + 1}`, ...item })) })
+    return 'saved'
+  },
+})
+
+describe('summary (R-CMP-4, R-CMP-5)', () => {
+  it('sends the range and the instructions to the summarizer, and replaces the range with the summary, the user messages, the todo list and the conclusion', async () => {
+    const replies = [
+      { toolCalls: [{ id: 'c1', name: 'todo', arguments: { items: [{ content: 'write the parser', status: 'in_progress' }, { content: 'add tests', status: 'pending' }] } }], usage: false as const },
+      { text: 'The plan is saved.', usage: false as const },
+      { text: 'The parser reads key = value lines; tests pass.', usage: false as const },
+      { text: 'Renamed.', usage: false as const },
+      { text: 'After.', usage: false as const },
+    ]
+    const h = await harness({
+      window: 2_000,
+      tools: [todo],
+      respond: (_request, call) => replies[call]!,
+      summary: () => ({ text: 'Goal: a config parser. State: parser done, tests pass.', usage: { inputTokens: 321, outputTokens: 12 } }),
+    })
+    const agent = await h.agent()
+    await turn(agent, 'Build a parser for the config files. Use no dependencies.')
+    await turn(agent, 'Now write it.')
+    await turn(agent, `Rename it to parse-config.ts. ${chars(350, 'r')}`)
+
+    const result = await h.root.compaction.compact(agent, { instructions: 'Keep the file names.' })
+    expect(result).toMatchObject({ kind: 'summary', reason: 'manual' })
+
+    // One summary request: the summarizer's system text, and one user message with the range and the instructions.
+    expect(h.summaryRequests).toHaveLength(1)
+    const request = h.summaryRequests[0]!
+    expect(request.system).toBe(SUMMARY_SYSTEM_PROMPT)
+    expect(request.tools).toBeUndefined()
+    expect(texts(request.messages)).toEqual([
+      [
+        'user: Here is the conversation to summarize:',
+        '',
+        '<conversation>',
+        '[User]',
+        'Build a parser for the config files. Use no dependencies.',
+        '',
+        '[Assistant called todo (call c1) with {"items":[{"content":"write the parser","status":"in_progress"},{"content":"add tests","status":"pending"}]}]',
+        '',
+        '[Result of todo (call c1)]',
+        'saved',
+        '',
+        '[Assistant]',
+        'The plan is saved.',
+        '',
+        '[User]',
+        'Now write it.',
+        '',
+        '[Assistant]',
+        'The parser reads key = value lines; tests pass.',
+        '</conversation>',
+        '',
+        'Additional instructions for this summary:',
+        'Keep the file names.',
+        '',
+        'Write the summary now.',
+      ].join('\n'),
+    ])
+
+    // The log: start (manual, with the instructions), then the summary with its usage and route.
+    const [start, summary] = compactionEvents(agent.session)
+    expect(start!.data).toMatchObject({ reason: 'manual', instructions: 'Keep the file names.', why: 'requested by compact() with instructions' })
+    expect(summary!.data).toMatchObject({
+      summary: 'Goal: a config parser. State: parser done, tests pass.',
+      usage: { inputTokens: 321, outputTokens: 12 },
+      calls: 1,
+      route: { provider: 'scripted', model: 'test-model' },
+      userMessages: { kept: ['Build a parser for the config files. Use no dependencies.', 'Now write it.'], omitted: 0, omittedTokens: 0 },
+    })
+
+    // What the model sees from now on: the replacement, then the protected tail (turn 3) verbatim.
+    await turn(agent, 'Thanks.')
+    const messages = h.agentRequests.at(-1)!.messages
+    expect(messages[0]!.source).toEqual({ kind: 'plugin', plugin: 'compaction' })
+    expect(texts(messages)).toEqual([
+      [
+        "user: This conversation was compacted to fit the model's context window: 6 earlier messages (about 248 tokens) were replaced by this summary. The most recent messages follow it verbatim. Continue the work from where it stands.",
+        '',
+        '## Summary',
+        '',
+        'Goal: a config parser. State: parser done, tests pass.',
+        '',
+        '## What the user wrote, verbatim',
+        '',
+        "The user's messages in the compacted part, oldest first:",
+        '',
+        '[1]',
+        'Build a parser for the config files. Use no dependencies.',
+        '',
+        '[2]',
+        'Now write it.',
+        '',
+        '## Latest todo list',
+        '',
+        '- [in progress] write the parser',
+        '- [pending] add tests',
+        '',
+        '## Your last conclusion before the compaction',
+        '',
+        'The parser reads key = value lines; tests pass.',
+      ].join('\n'),
+      `user: Rename it to parse-config.ts. ${chars(350, 'r')}`,
+      'assistant: Renamed.',
+      'user: Thanks.',
+    ])
+    // The summarizer's request and answer are not in the agent's log as messages: only the agent's own are.
+    expect(trace(agent.session).filter((line) => /^(user|assistant\/message|tool\/result|compaction)/.test(line))).toEqual([
+      'user/message "Build a parser for the config files. Use no dependencies."',
+      'assistant/message "[tool-call]" tool-calls',
+      'tool/result ok "saved"',
+      'assistant/message "The plan is saved." stop',
+      'user/message "Now write it."',
+      'assistant/message "The parser reads key = value lines; tests pass." stop',
+      `user/message "Rename it to parse-config.ts. ${chars(350, 'r')}"`,
+      'assistant/message "Renamed." stop',
+      'compaction/start',
+      'compaction/summary',
+      'user/message "Thanks."',
+      'assistant/message "After." stop',
+    ])
+    await h.expectClean()
+  })
+})
