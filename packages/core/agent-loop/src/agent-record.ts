@@ -127,11 +127,11 @@ export function buildRecord(home: Context, env: LoopEnvironment, session: Sessio
         // Both are entered before either is announced: a session/created listener finds the agent.
         sessionEntry.announce()
         // From here `agent/created` listeners may already send input; the drain starts only in `start`.
-        built.published = true
+        built.lifecycle.to('published')
         agentEntry.announce()
       } catch (error) {
         // A veto: nothing of the agent ever ran, so its entries go at once, agent first.
-        built.published = false
+        if (built.lifecycle.stage === 'published') built.lifecycle.to('built')
         detachAgent = detachSession = undefined
         agentEntry.detach()
         sessionEntry.detach()
@@ -139,7 +139,7 @@ export function buildRecord(home: Context, env: LoopEnvironment, session: Sessio
       }
       // A created listener may have unloaded the owner (or started the teardown): the publication
       // stands (created was announced), and the caller's rollback now tears it down, paired.
-      if ((ownerFiber && !fiberLive(ownerFiber)) || built.disposing) {
+      if ((ownerFiber && !fiberLive(ownerFiber)) || built.lifecycle.stage === 'disposing') {
         const why = cause ?? OWNER_UNLOADED
         throw new AgentError('ABORTED', `${options.operation} was rolled back: ${why} while agent "${session.id}" was being announced`)
       }

@@ -22,6 +22,7 @@ import { Checkpoints } from './checkpoints'
 import { FailureState, appendRefused, persistenceFailed } from './failure'
 import { InboxState } from './inbox'
 import { InjectionRouter, type InjectionHost } from './injections'
+import { Lifecycle } from './lifecycle'
 import type { LoopEnvironment } from './loop-environment'
 import { RequestConfig } from './request-config'
 import { runTurn } from './turn'
@@ -55,25 +56,23 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   readonly injections: InjectionRouter = new InjectionRouter(this)
   /** Set by the first refused append or failed flush: the agent takes no more work. */
   readonly failed = new FailureState()
-  /** The open turn (between `turn/start` and `turn/end`). */
+  /** Where the agent is in its life: admission opens at `published`, the drain runs at `started`. */
+  readonly lifecycle = new Lifecycle()
+  /** The open turn (from before its claim until just before `turn/end`). */
   openTurn: TurnState | undefined
-  /** Entered in the session store: admission is open. */
-  published = false
-  /** `agent/session-start` was emitted: the drain may run. */
-  started = false
-  disposing = false
 
   private _status: AgentStatus = 'idle'
   private woken = false
   private pumping: Promise<void> | undefined
   private readonly maintenance: MaintenanceTask[] = []
+  /** The running maintenance task's controller: set exactly while a task runs (turns wait for it). */
   private maintenanceController: AbortController | undefined
   private readonly flushes = new Set<Promise<void>>()
   /** An admission flush is scheduled and has not started: later admissions of the burst share it. */
   private admissionFlushQueued = false
   private idleWaiters: Array<() => void> = []
+  /** From a terminal stop until its turn's flush: steering admitted meanwhile is discarded. */
   private terminalWindow = false
-  private maintaining = false
 
   constructor(
     readonly env: LoopEnvironment,
@@ -108,6 +107,11 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   get status(): AgentStatus {
     return this._status
+  }
+
+  /** Whether the teardown began (`TurnHost`, `InjectionHost`). */
+  get disposing(): boolean {
+    return this.lifecycle.stage === 'disposing'
   }
 
   // ── admission (R-IN) ────────────────────────────────────────────────
@@ -157,10 +161,11 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   }
 
   private assertAdmissible(): void {
-    if (this.disposing) throw new AgentError('DISPOSED', `agent ${this.id} is disposed`)
+    const stage = this.lifecycle.stage
+    if (stage === 'disposing') throw new AgentError('DISPOSED', `agent ${this.id} is disposed`)
     const refusal = this.failed.refusal()
     if (refusal) throw refusal
-    if (!this.published) {
+    if (stage === 'built') {
       throw new AgentError('NOT_PUBLISHED', `agent ${this.id} is not published yet: setup must not drive it`)
     }
   }
@@ -248,7 +253,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** Starts the drain unless it runs already. Called on wakeups and when publication completes. */
   kick(): void {
-    if (this.pumping || !this.started || this.disposing || !this.hasWork()) return
+    if (this.pumping || this.lifecycle.stage !== 'started' || !this.hasWork()) return
     const run = withInitiator(this, () => this.pump())
     this.pumping = run
     run.then(() => {
@@ -317,7 +322,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** Whether an injection with no open turn waits (`InjectionHost`): before `agent/session-start`, or while maintenance runs. */
   get holdsIdleInjections(): boolean {
-    return !this.started || this.maintaining
+    return !this.lifecycle.reached('started') || this.maintenanceController !== undefined
   }
 
   /** Starts a tracked flush nobody awaits (`InjectionHost`): after a one-shot injection turn. */
@@ -379,7 +384,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   }
 
   whenIdle(): Promise<void> {
-    if (!this.published || this.isIdle()) return Promise.resolve()
+    if (!this.lifecycle.reached('published') || this.isIdle()) return Promise.resolve()
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 
@@ -404,14 +409,12 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   private async runTask(task: MaintenanceTask): Promise<void> {
     const controller = new AbortController()
     this.maintenanceController = controller
-    this.maintaining = true
     try {
       task.resolve(await task.run(controller.signal))
     } catch (error) {
       task.reject(error)
     } finally {
       this.maintenanceController = undefined
-      this.maintaining = false
       this.injections.release()
     }
   }
@@ -425,9 +428,9 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
    * work that ignores its signal, and for pending flushes.
    */
   async stop(): Promise<void> {
-    this.disposing = true
+    this.lifecycle.to('disposing')
     // A failed agent writes nothing more of its own: what is pending stays pending in the log, for a resume.
-    if (this.published && !this.failed.error) {
+    if (this.lifecycle.reached('published') && !this.failed.error) {
       try {
         this.inboxState.discardAll()
       } catch (error) {

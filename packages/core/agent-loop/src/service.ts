@@ -265,7 +265,7 @@ export class AgentLoop extends Service implements AgentFactory {
     const report = record.handle.loadReport
     if (reportsSomething(report)) record.agent.events.emit('agent/load-report', report)
     record.agent.events.emit('agent/session-start', source)
-    record.agent.started = true
+    record.agent.lifecycle.to('started')
     record.agent.injections.release()
     record.agent.kick()
   }
