@@ -166,7 +166,10 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     const refusal = this.failed.refusal()
     if (refusal) throw refusal
     if (stage === 'built') {
-      throw new AgentError('NOT_PUBLISHED', `agent ${this.id} is not published yet: setup must not drive it`)
+      throw new AgentError(
+        'NOT_PUBLISHED',
+        `agent ${this.id} is not published yet: it accepts input from its agent/created announcement on (not from setup or a session/created listener)`,
+      )
     }
   }
 
