@@ -1,17 +1,7 @@
+import type { ApprovalScope } from './approval-scope'
 import type { ToolInvocation } from './types'
 
-/**
- * Which calls a remembered answer covers: calls of `tool` (a tool name or a
- * glob such as `edit_*`; the asked call's own tool when absent) whose path
- * matches the `path` glob, or whose command has every part starting with the
- * `command` prefix, when those are given. The policy that asked decides how
- * it reads a scope; dsh-tools only carries it.
- */
-export interface ApprovalScope {
-  readonly tool?: string
-  readonly path?: string
-  readonly command?: string
-}
+export type { ApprovalScope } from './approval-scope'
 
 /** What the approval service is asked: the invocation, and why a policy wants a person to decide. */
 export interface ApprovalRequest extends ToolInvocation {

@@ -1,5 +1,3 @@
-import type { ToolDefinition } from './types'
-
 /**
  * What a tool call does to the world, as policies see it: `read` only looks
  * (files, state), `write` changes files or state, `execute` runs arbitrary
@@ -18,7 +16,7 @@ export const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(['read', 'write
  * An undeclared tool could do anything, so it is treated as the most
  * consequential kind.
  */
-export function effectOf(definition: Pick<ToolDefinition, 'effect'>): ToolEffect {
+export function effectOf(definition: { readonly effect?: ToolEffect }): ToolEffect {
   const effect = definition.effect
   return effect !== undefined && TOOL_EFFECTS.includes(effect) ? effect : 'execute'
 }

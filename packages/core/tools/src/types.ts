@@ -1,7 +1,7 @@
 import type { CallId, ContentBlock, ToolSchema, UserMessage } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { ApprovalScope } from './approval'
+import type { ApprovalScope } from './approval-scope'
 import type { ToolEffect } from './effect'
 import type { ToolErrorCode } from './errors'
 
