@@ -23,23 +23,21 @@ import { FailureState, appendRefused, persistenceFailed } from './failure'
 import { InboxState } from './inbox'
 import { InjectionRouter, type InjectionHost } from './injections'
 import { Lifecycle } from './lifecycle'
+import { MaintenanceQueue } from './maintenance'
 import type { LoopEnvironment } from './loop-environment'
 import { RequestConfig } from './request-config'
 import { runTurn } from './turn'
 import type { TurnHost } from './turn-host'
 import type { TurnState } from './turn-state'
 
-interface MaintenanceTask {
-  run: (signal: AbortSignal) => Promise<unknown>
-  resolve: (value: unknown) => void
-  reject: (error: unknown) => void
-}
-
 /**
  * The concrete agent (package-internal). It owns one session for its whole
  * life and drives it: admission and the durable inbox, the drain ("pump")
- * that runs turns one at a time, cancellation, maintenance and teardown. The
- * turn itself is `runTurn`.
+ * that runs turns one at a time, cancellation, maintenance and teardown,
+ * along its lifecycle stages (`lifecycle.ts`). The turn itself is `runTurn`,
+ * which sees this agent only as its `TurnHost` (`turn-host.ts`); injections
+ * are routed by its `InjectionRouter` (`injections.ts`), and each request's
+ * configuration and header by its `RequestConfig` (`request-config.ts`).
  *
  * Everything the loop writes goes through `append` (the refused-write rule,
  * see `FailureState`): a refused append or a failed flush fails the agent
@@ -64,9 +62,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   private _status: AgentStatus = 'idle'
   private woken = false
   private pumping: Promise<void> | undefined
-  private readonly maintenance: MaintenanceTask[] = []
-  /** The running maintenance task's controller: set exactly while a task runs (turns wait for it). */
-  private maintenanceController: AbortController | undefined
+  private readonly maintenance = new MaintenanceQueue()
   private readonly flushes = new Set<Promise<void>>()
   /** An admission flush is scheduled and has not started: later admissions of the burst share it. */
   private admissionFlushQueued = false
@@ -210,8 +206,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
       if (error.code !== failure.code) this.logger.warn('after %s, also: %s', failure.code, error.message)
       return failure
     }
-    for (const task of this.maintenance.splice(0)) task.reject(this.failed.refusal())
-    this.maintenanceController?.abort(failure)
+    this.maintenance.rejectQueued(() => this.failed.refusal())
+    this.maintenance.abortRunning(failure)
     this.openTurn?.fail(failure)
     return failure
   }
@@ -273,7 +269,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
    */
   private hasWork(): boolean {
     if (this.failed.error) return false
-    return this.maintenance.length > 0 || (this.woken && (this.inboxState.hasSteering || this.inboxState.hasTurnWork))
+    return this.maintenance.pending || (this.woken && (this.inboxState.hasSteering || this.inboxState.hasTurnWork))
   }
 
   /**
@@ -287,9 +283,10 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     await null
     try {
       while (!this.disposing && !this.failed.error) {
-        const task = this.maintenance.shift()
+        const task = this.maintenance.next()
         if (task) {
-          await this.runTask(task)
+          // Injections held while it ran are written as soon as it settles.
+          await this.maintenance.run(task, () => this.injections.release())
           continue
         }
         if (!this.woken || (!this.inboxState.hasSteering && !this.inboxState.hasTurnWork)) break
@@ -325,7 +322,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** Whether an injection with no open turn waits (`InjectionHost`): before `agent/session-start`, or while maintenance runs. */
   get holdsIdleInjections(): boolean {
-    return !this.lifecycle.reached('started') || this.maintenanceController !== undefined
+    return !this.lifecycle.reached('started') || this.maintenance.running
   }
 
   /** Starts a tracked flush nobody awaits (`InjectionHost`): after a one-shot injection turn. */
@@ -403,23 +400,9 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
         new AgentError('WOULD_DEADLOCK', `runMaintenance() was called from inside a turn of agent ${this.id}: it would wait for that turn, which waits for it`),
       )
     }
-    return new Promise<T>((resolve, reject) => {
-      this.maintenance.push({ run: task, resolve: resolve as (value: unknown) => void, reject })
-      this.kick()
-    })
-  }
-
-  private async runTask(task: MaintenanceTask): Promise<void> {
-    const controller = new AbortController()
-    this.maintenanceController = controller
-    try {
-      task.resolve(await task.run(controller.signal))
-    } catch (error) {
-      task.reject(error)
-    } finally {
-      this.maintenanceController = undefined
-      this.injections.release()
-    }
+    const done = this.maintenance.enqueue(task)
+    this.kick()
+    return done
   }
 
   // ── teardown ──────────────────────────────────────────────────────
@@ -442,8 +425,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
       }
     }
     this.openTurn?.holder.abort({ kind: 'disposed' })
-    this.maintenanceController?.abort(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
-    for (const task of this.maintenance.splice(0)) task.reject(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
+    this.maintenance.abortRunning(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
+    this.maintenance.rejectQueued(() => new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     while (this.pumping) await this.pumping
     // Injections that waited for maintenance are durable context: write them while the session is attached.
     this.injections.release(true)
