@@ -26,9 +26,9 @@ describe.concurrent('dsh-demo interactive', { timeout: 60_000 }, () => {
     const { id, events } = onlySession(data)
     expect(demo.stdout().split('\n')).toEqual([
       'dsh demo · offline scripted model (scripted/demo)',
-      `session ${id} · workspace ${cwd} · saved in ${data}`,
+      `session ${id} · workspace ${cwd} · saved in ${data} · mode default`,
       'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits',
-      'Commands: /sessions (list saved sessions) · /resume <id> · /new · /exit',
+      'Commands: /mode [default|accept-edits|plan] · /trust · /sessions (list saved sessions) · /resume <id> · /new · /exit',
       '> ',
       HELLO_ANSWER,
       expect.stringMatching(/^· turn 1 done · [\d,]+ tokens in \(cache hits not reported\) · \d+ out$/),
@@ -172,7 +172,7 @@ describe.concurrent('dsh-demo interactive', { timeout: 60_000 }, () => {
     const demo = startDemo(['--data-dir', tempDir()], { cwd })
     await demo.waitFor(/^> /m)
     demo.write('take a note\n')
-    await demo.waitFor(/\? allow write_file: write 5 bytes to notes\.txt\? \[y\/N\] $/)
+    await demo.waitFor(/\? allow write_file: write 5 bytes to notes\.txt\? \[y\]es \/ \[n\]o \/ \[a\]lways \(write_file on notes\.txt\) $/)
     demo.write('y\n')
     await demo.waitFor(/· turn 1 done/)
     demo.end()

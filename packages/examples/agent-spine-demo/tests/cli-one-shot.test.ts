@@ -103,7 +103,7 @@ describe.concurrent('dsh-demo -p (one prompt, then exit)', { timeout: 60_000 }, 
     expect(denied.stdout).toBe('Tried.\n')
     expect(denied.stderr.split('\n').slice(0, 3)).toEqual([
       '▸ write_file {"path":"notes.txt","content":"hello"}',
-      '! denied write_file: write 5 bytes to notes.txt (run with --yes to allow writes)',
+      '! denied write_file: write 5 bytes to notes.txt (-p asks no questions: allow it with --yes, a --mode that allows it, or a rule in ~/.dsh/settings.json)',
       '  ◂ DENIED: tool call denied: not approved',
     ])
     expect(existsSync(join(cwd, 'notes.txt'))).toBe(false)

@@ -97,7 +97,7 @@ describe.concurrent('dsh-demo output', { timeout: 120_000 }, () => {
     const resumed = demo.stdout().split('\n')
     const at = resumed.findIndex((line) => line.startsWith(`session ${first} (resumed`))
     expect(resumed.slice(at, at + 7)).toEqual([
-      `session ${first} (resumed, 2 turns so far) · workspace ${cwd} · saved in ${data}`,
+      `session ${first} (resumed, 2 turns so far) · workspace ${cwd} · saved in ${data} · mode default`,
       '(2 turns)',
       '> hello',
       '  I am the offline demo model (no network, no API key). You said: "hello". Ask me about the files in this workspace and I will look with the tools.',

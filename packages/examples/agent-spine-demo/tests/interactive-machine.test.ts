@@ -6,7 +6,7 @@ function machine(options: { refuse?: string; failed?: boolean } = {}) {
   const log: string[] = []
   const host: MachineHost = {
     prompt: () => void log.push('prompt'),
-    ask: (question) => void log.push(`ask ${question}`),
+    ask: (question, always) => void log.push(`ask ${question}${always ? ` [always: ${always}]` : ''}`),
     say: (kind, text) => void log.push(`${kind} ${text}`),
     followup: (text) => {
       if (options.refuse) throw Object.assign(new Error(options.refuse), { code: 'PERSISTENCE_FAILED' })
@@ -87,22 +87,53 @@ describe('InteractiveMachine (the interactive command line’s states)', () => {
     const allowed = m.approve('allow write_file: write 5 bytes to a.txt?', new AbortController().signal)
     expect(m.state.name).toBe('approval')
     m.line('y')
-    expect(await allowed).toBe('allow')
+    expect(await allowed).toEqual({ decision: 'allow' })
     expect(m.state.name).toBe('running')
 
     const denied = m.approve('allow write_file?', new AbortController().signal)
     m.interrupt()
-    expect(await denied).toBe('deny')
+    expect(await denied).toEqual({ decision: 'deny' })
     expect([m.state.name, take().slice(-4)]).toEqual(['cancelling', ['ask allow write_file?', 'warn   (denied)', 'warn ^C cancelling the turn (press Ctrl-C again to exit)', 'cancel']])
 
     const aborted = new AbortController()
     const dropped = m.approve('allow write_file?', aborted.signal)
     aborted.abort()
-    expect(await dropped).toBe('deny')
+    expect(await dropped).toEqual({ decision: 'deny' })
     expect(m.state.name).toBe('cancelling')
 
     m.inputEnd()
-    expect(await m.approve('allow write_file?', new AbortController().signal)).toBe('deny')
+    expect(await m.approve('allow write_file?', new AbortController().signal)).toEqual({ decision: 'deny' })
+  })
+
+  it('approval answers: a (only when offered) remembers, n or Enter denies, other words deny with the reason', async () => {
+    const { m, take } = machine()
+    m.line('write it')
+    m.turn(true)
+    const ask = (always?: string) => m.approve('allow shell: run "npm test"?', new AbortController().signal, always)
+    const answers = []
+    for (const [line, always] of [['a', 'shell commands starting with "npm test"'], ['always', undefined], ['', undefined], ['No', undefined], ['use pnpm instead', undefined], ['YES', undefined]] as const) {
+      const pending = ask(always)
+      m.line(line)
+      answers.push(await pending)
+    }
+    expect(answers).toEqual([
+      { decision: 'allow', always: true },
+      // "always" where it was not offered is no yes.
+      { decision: 'deny' },
+      { decision: 'deny' },
+      { decision: 'deny' },
+      { decision: 'deny', feedback: 'use pnpm instead' },
+      { decision: 'allow' },
+    ])
+    expect(take().filter((line) => !line.startsWith('ask'))).toEqual([
+      'followup write it',
+      'note   (allowed for the rest of this session: shell commands starting with "npm test")',
+      'warn   (denied)',
+      'warn   (denied)',
+      'warn   (denied)',
+      'warn   (denied; your words go to the agent)',
+    ])
+    expect(m.state.name).toBe('running')
   })
 
   it('the end of input exits once idle, not before', () => {

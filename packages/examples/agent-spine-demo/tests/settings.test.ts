@@ -35,6 +35,7 @@ describe('defaults', () => {
       json: false,
       resume: undefined,
       yes: false,
+      mode: 'default',
       dataDir: join(homedir(), '.dsh', 'sessions'),
       cwd: dir,
       configFile: undefined,
@@ -146,6 +147,8 @@ describe('flags', () => {
   it('accepts the leading -- that pnpm passes through', async () => {
     const resolved = await settings(['--', '-p', 'hello', '--yes'])
     expect(resolved).toMatchObject({ prompt: 'hello', yes: true })
+    expect(await settings(['--mode', 'plan'])).toMatchObject({ mode: 'plan' })
+    await expect(settings(['--mode', 'yolo'])).rejects.toThrow('--mode: "yolo" is not a mode (default, accept-edits, plan, bypass)')
   })
 })
 

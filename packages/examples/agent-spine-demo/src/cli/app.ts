@@ -3,9 +3,10 @@ import { pathToFileURL } from 'node:url'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import OpenAiProviders from '@deepseek-ai/dsh-llm-openai'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
+import Permissions from '@deepseek-ai/dsh-permissions'
 import WorkspaceTools from '@deepseek-ai/dsh-workspace-tools'
 import type { InvariantViolation } from '@deepseek-ai/dsh-invariants'
-import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
+import type { ApprovalRequest, ApprovalResponse } from '@deepseek-ai/dsh-tools'
 import { Context } from '../cordis'
 import { AgentSpine } from '@deepseek-ai/dsh-agent-spine'
 import { ApprovalService } from './approval'
@@ -13,7 +14,7 @@ import type { DemoSettings } from './settings'
 
 /** The running Cordis app of the command line. */
 export interface DemoApp {
-  /** A context of the app that injects `agents`, `sessions` and `sessionPersistence`: agents created through it belong to the app. */
+  /** A context of the app that injects `agents`, `sessions`, `sessionPersistence` and `permissions`: agents created through it belong to the app. */
   readonly ctx: Context
   /** Unloads everything; sessions still live are drained and flushed first. */
   dispose(): Promise<void>
@@ -33,7 +34,10 @@ export interface AppOptions {
 /**
  * Composes the app: the spine bundle, JSONL persistence under
  * `settings.dataDir`, the model adapter of `settings.route`, the workspace
- * tools confined to `settings.cwd`, and `ctx.approval` backed by `decide`.
+ * tools confined to `settings.cwd`, the permissions (outside the spine
+ * bundle: mode `settings.mode`, `bypass` only when that flag chose it; rules
+ * from `~/.dsh/settings.json` and, once trusted, the workspace's
+ * `.dsh/settings.json`), and `ctx.approval` backed by `decide`.
  * A broken runtime invariant (the spine's companions check every request
  * against the log) is handed to `onViolation`. Rejects when a part cannot
  * start (e.g. the workspace does not exist, or `options.plugin` cannot be
@@ -41,7 +45,7 @@ export interface AppOptions {
  */
 export async function startApp(
   settings: DemoSettings,
-  decide: (request: ApprovalRequest) => Promise<'allow' | 'deny'>,
+  decide: (request: ApprovalRequest) => Promise<ApprovalResponse>,
   onViolation: (violation: InvariantViolation) => void,
   options: AppOptions = {},
 ): Promise<DemoApp> {
@@ -59,8 +63,9 @@ export async function startApp(
       if (route.kind === 'scripted') await ctx.plugin(ScriptedPlugin, route.scripted)
       else await ctx.plugin(OpenAiProviders, { providers: [route.config] })
       await ctx.plugin(WorkspaceTools, { root: settings.cwd })
+      await ctx.plugin(Permissions, { root: settings.cwd, mode: settings.mode, allowBypass: settings.mode === 'bypass' })
       if (options.plugin !== undefined) await ctx.plugin(await loadPlugin(options.plugin))
-      ctx.inject(['agents', 'sessions', 'sessionPersistence'], (inner) => ready(inner))
+      ctx.inject(['agents', 'sessions', 'sessionPersistence', 'permissions'], (inner) => ready(inner))
     },
   })
   await fiber

@@ -30,7 +30,9 @@ export function exitCodeOf(reason: TurnEndReason | undefined, cancelledByUser: b
  * reasoning, retries, errors and the turn summary go to stderr. With
  * `--json`, stdout carries the session events (and the command line's own
  * `agent/error`, `agent/load-report`, `cli/error` lines) and stderr stays
- * quiet. A write is allowed only with `--yes`.
+ * quiet. A call the permissions would ask about (a write or a command in
+ * the default mode) is denied, with a line on stderr, unless `--yes` answers
+ * every question or `--mode`/a rule allows it without asking.
  *
  * Ctrl-C cancels the turn; a second one exits, closing the turn and the log
  * if that can be done within `EXIT_GRACE_MS`; a third ends the process at
@@ -49,18 +51,24 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
   const say = (color: 'yellow' | 'red' | 'dim', text: string) => {
     if (!json) errors.line(style(color, redact(text)))
   }
+  // -p never prompts (stdin may be a pipe, a file or nothing): an ask is answered by --yes or denied.
   const decide = async (request: ApprovalRequest) => {
     if (settings.yes) return 'allow' as const
-    say('yellow', `! denied ${describeRequest(request)} (run with --yes to allow writes)`)
+    say('yellow', `! denied ${describeRequest(request)} (-p asks no questions: allow it with --yes, a --mode that allows it, or a rule in ~/.dsh/settings.json)`)
     return 'deny' as const
   }
   const app: DemoApp = await startApp(settings, decide, (violation) => say('red', `! invariant ${violation.invariant} broken: ${violation.message}`), {
     plugin: io.env.DSH_DEMO_PLUGIN,
   })
-  const view = json ? undefined : new TurnView({ answer: new LineWriter(io.stdout), notes: errors, style, answerMode: 'final', redact })
+  let handle: AgentHandle | undefined
+  /** The summary line names the mode when it is not the default. */
+  const status = () => {
+    const mode = handle ? app.ctx.permissions.mode(handle.agent) : settings.mode
+    return mode === 'default' ? undefined : `${mode} mode`
+  }
+  const view = json ? undefined : new TurnView({ answer: new LineWriter(io.stdout), notes: errors, style, answerMode: 'final', redact, status })
 
   let ended: TurnEndReason | undefined
-  let handle: AgentHandle | undefined
   /** The log stopped being saved: how, once known. */
   let unsaved: AgentFailure | { code: string; message: string } | undefined
   /** `code: message` of the last failed turn, already in its summary line. */

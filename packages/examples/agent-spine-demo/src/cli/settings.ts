@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { isPermissionMode, type PermissionMode } from '@deepseek-ai/dsh-permissions'
 import { isSafeSessionId } from '@deepseek-ai/dsh-session-jsonl'
 import type { SpineConfig } from '@deepseek-ai/dsh-agent-spine'
 import { loadConfigFile } from './config-file'
@@ -16,7 +17,11 @@ Options:
   -p, --prompt <text>         run one prompt, print the answer and exit (0 = the turn completed)
       --json                  with -p: write the session events as JSON lines instead of the answer
       --resume <id>           continue a saved session (with -p or interactively)
-  -y, --yes                   with -p: allow write_file without asking (otherwise writes are denied)
+      --mode <mode>           permission mode: default (writes and commands ask), accept-edits (edits in the
+                              workspace run without asking), plan (read-only until you approve a plan), or
+                              bypass (nothing asks; only by this flag)
+  -y, --yes                   with -p: answer yes to every question a tool call asks (writes, commands, a plan);
+                              deny rules and plan mode still refuse. Without it -p denies what would ask
       --cwd <dir>             the workspace the tools may read and write (default: current directory)
       --data-dir <dir>        where sessions are saved (default: ~/.dsh/sessions)
       --config <file>         config file (default: dsh.config.json, .yaml or .yml in the current directory)
@@ -30,7 +35,10 @@ Options:
 
 Interactive: Enter sends a message; typing while the agent works steers it; Ctrl-C cancels
 the running turn, a second Ctrl-C (or Ctrl-C when idle) exits, a third ends the process at once.
-Commands: /sessions, /resume <id>, /new, /exit.`
+Approval questions: y allows, n (or Enter) denies, a allows the same kind of call for the rest of
+the session (when offered), anything else denies and is passed to the agent as your reason.
+Commands: /mode [mode], /trust, /sessions, /resume <id>, /new, /exit.
+Permission rules: ~/.dsh/settings.json, and .dsh/settings.json in the workspace once you /trust it.`
 
 /** Everything a run needs, resolved from flags over the config file over defaults. */
 export interface DemoSettings {
@@ -38,8 +46,10 @@ export interface DemoSettings {
   prompt: string | undefined
   json: boolean
   resume: string | undefined
-  /** Approve writes without asking (one-shot mode only). */
+  /** Answer yes to every approval question (one-shot mode only). */
   yes: boolean
+  /** The permission mode every agent starts in (`--mode`; `bypass` only by that flag). */
+  mode: PermissionMode
   /** Absolute directory of the saved sessions. */
   dataDir: string
   /** Absolute workspace directory. */
@@ -57,6 +67,7 @@ const flags = {
   json: { type: 'boolean' },
   resume: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
+  mode: { type: 'string' },
   cwd: { type: 'string' },
   'data-dir': { type: 'string' },
   config: { type: 'string' },
@@ -89,6 +100,8 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     throw new CliError('INVALID_ARGS', `--resume: "${values.resume}" is not a session id (ids are 1-200 characters of A-Z a-z 0-9 . _ -)`)
   }
   const chunkDelayMs = values['chunk-delay-ms'] === undefined ? undefined : parseMilliseconds(values['chunk-delay-ms'])
+  const mode = values.mode ?? 'default'
+  if (!isPermissionMode(mode)) throw new CliError('INVALID_ARGS', `--mode: "${mode}" is not a mode (default, accept-edits, plan, bypass)`)
 
   const loaded = await loadConfigFile(values.config, workingDirectory)
   const { config } = loaded
@@ -124,6 +137,7 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     json: values.json ?? false,
     resume: values.resume,
     yes: values.yes ?? false,
+    mode,
     dataDir: values['data-dir'] !== undefined ? expand(values['data-dir'], workingDirectory) : dataDir !== undefined ? expand(dataDir, base) : join(homedir(), '.dsh', 'sessions'),
     cwd,
     configFile: loaded.file,

@@ -1,4 +1,5 @@
 import type { TokenUsage } from '@deepseek-ai/dsh-llm'
+import '@deepseek-ai/dsh-permissions'
 import type { AnySessionEvent, SessionEventMap, TurnEndReason } from '@deepseek-ai/dsh-session'
 import type { Style } from './style'
 import type { LineWriter, Spinner } from './terminal'
@@ -27,6 +28,8 @@ export interface TurnViewOptions {
   answerMode?: 'stream' | 'final'
   /** Applied to every note built from provider or tool text (error messages). */
   redact?: (text: string) => string
+  /** A few words appended to each turn's summary line (the permission mode when it is not the default), or undefined. */
+  status?: () => string | undefined
 }
 
 /**
@@ -49,6 +52,8 @@ export class TurnView {
   private answerText = ''
   /** `final` mode: characters of a failed step's text that were dropped, for the retry note. */
   private dropped = 0
+  /** The open turn only records injected messages. */
+  private injection = false
 
   constructor(private readonly options: TurnViewOptions) {}
 
@@ -60,6 +65,8 @@ export class TurnView {
     const { answer, notes, style, spinner } = this.options
     switch (event.type) {
       case 'turn/start':
+        // A one-shot injection turn (a mode change told to the model) has no step: it gets no summary line.
+        this.injection = event.data.trigger.kind === 'injection'
         this.usages = []
         this.streaming = undefined
         this.stepText = this.answerText = ''
@@ -118,8 +125,12 @@ export class TurnView {
       case 'llm/retry':
         this.line(style('yellow', this.retryNote(event.data)))
         return
+      case 'permission/mode':
+        this.line(style('yellow', `· permission mode ${event.data.previous} → ${event.data.mode}${MODE_CAUSES[event.data.cause] ?? ''}`))
+        return
       case 'turn/end': {
         spinner?.stop()
+        if (this.injection) return
         this.endBlock()
         if (this.answerText) answer.line(this.answerText.replace(/\n+$/, ''))
         this.stepText = this.answerText = ''
@@ -128,7 +139,8 @@ export class TurnView {
         const usage = formatUsage(sumUsage(this.usages))
         const head = `turn ${event.data.turn} ${this.redact(describeEnd(reason))}`
         const color = reason.kind === 'error' || reason.kind === 'interrupted' ? 'red' : reason.kind === 'completed' ? 'dim' : 'yellow'
-        this.line(style(color, `· ${head} · ${usage}`))
+        const status = this.options.status?.()
+        this.line(style(color, `· ${head} · ${usage}${status ? ` · ${status}` : ''}`))
         return
       }
       default:
@@ -176,6 +188,14 @@ export class TurnView {
     if (this.streaming === 'reasoning') this.options.notes.newline()
     this.streaming = undefined
   }
+}
+
+/** Why the permission mode changed, as the summary says it. */
+const MODE_CAUSES: Record<string, string> = {
+  'plan-approved': ' (plan approved)',
+  person: '',
+  parent: " (the parent agent's mode)",
+  start: '',
 }
 
 /** How a turn ended, in a few words. */

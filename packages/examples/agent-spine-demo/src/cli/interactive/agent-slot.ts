@@ -1,4 +1,4 @@
-import type { AgentHandle, AgentOptions } from '@deepseek-ai/dsh-agent'
+import type { Agent, AgentHandle, AgentOptions } from '@deepseek-ai/dsh-agent'
 import { openAgent, type AgentObserver } from '../agent-session'
 import type { DemoApp } from '../app'
 import { describeError } from '../describe-error'
@@ -28,7 +28,14 @@ export class AgentSlot {
     private readonly app: DemoApp,
     private readonly output: Output,
     private readonly machine: InteractiveMachine,
-    private readonly options: { cwd: string; agentOptions: AgentOptions; redact(text: string): string; onProgress(): void },
+    private readonly options: {
+      cwd: string
+      agentOptions: AgentOptions
+      redact(text: string): string
+      onProgress(): void
+      /** What each turn's summary line adds for `agent` (its permission mode). */
+      status?(agent: Agent): string | undefined
+    },
   ) {}
 
   /** The current agent's handle (after the first `open`). */
@@ -40,7 +47,8 @@ export class AgentSlot {
   /** Opens a fresh session, or resumes `resume`, and makes it current; the previous one is closed. Rejects when it cannot be opened (the previous one stays). */
   async switchTo(resume: string | undefined): Promise<AgentHandle> {
     const old = this.handle
-    const view = new TurnView({ answer: this.output.out, notes: this.output.out, style: this.output.style, spinner: this.output.spinner, redact: this.options.redact })
+    const status = () => (this.handle && this.options.status ? this.options.status(this.handle.agent) : undefined)
+    const view = new TurnView({ answer: this.output.out, notes: this.output.out, style: this.output.style, spinner: this.output.spinner, redact: this.options.redact, status })
     const opened = await openAgent(this.app.ctx, { cwd: this.options.cwd, resume, agentOptions: this.options.agentOptions }, this.observer(view))
     this.handle = opened
     this.view = view

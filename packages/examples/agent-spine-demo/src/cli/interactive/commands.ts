@@ -1,3 +1,4 @@
+import { isPermissionMode, type PermissionMode, type WorkspaceSettingsStatus } from '@deepseek-ai/dsh-permissions'
 import type { PersistedSessionInfo } from '@deepseek-ai/dsh-session'
 import { describeError } from '../describe-error'
 import { sessionTitle } from '../session-titles'
@@ -6,7 +7,7 @@ import type { Output } from './output'
 
 export const HELP =
   'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits\n' +
-  'Commands: /sessions (list saved sessions) · /resume <id> · /new · /exit'
+  'Commands: /mode [default|accept-edits|plan] · /trust · /sessions (list saved sessions) · /resume <id> · /new · /exit'
 
 /** What the slash commands act on. */
 export interface CommandContext {
@@ -22,6 +23,12 @@ export interface CommandContext {
   listSessions(): Promise<PersistedSessionInfo[]>
   /** Replaces the current session with a fresh one or the saved session `resume`; says why when it cannot. */
   switchTo(resume: string | undefined): Promise<void>
+  /** The current agent's permission mode. */
+  mode(): PermissionMode
+  /** Sets it (the model is told); throws with a sentence when it cannot be. */
+  setMode(mode: PermissionMode): void
+  /** Trusts the workspace: its `.dsh/settings.json` rules apply from now on. */
+  trust(): Promise<WorkspaceSettingsStatus | undefined>
 }
 
 /** How many sessions `/sessions` lists. */
@@ -44,6 +51,35 @@ export async function runCommand(text: string, context: CommandContext): Promise
     case '/sessions':
       await listSessions(context)
       return reprompt()
+    case '/mode': {
+      const wanted = args[0]
+      if (wanted === undefined) {
+        output.line(`mode ${context.mode()} (/mode default · /mode accept-edits · /mode plan)`)
+        return reprompt()
+      }
+      if (!isPermissionMode(wanted)) {
+        output.say('error', `✗ "${wanted}" is not a mode: default, accept-edits, plan (bypass only with --mode bypass at start)`)
+        return reprompt()
+      }
+      try {
+        context.setMode(wanted)
+        output.line(`mode ${context.mode()}${machine.turnOpen ? ' (from the next tool call on; the agent is told)' : ' (the agent is told with your next message)'}`)
+      } catch (error) {
+        output.say('error', `✗ ${describeError(error)}`)
+      }
+      return reprompt()
+    }
+    case '/trust': {
+      try {
+        const status = await context.trust()
+        if (!status) output.line('no workspace to trust')
+        else if (!status.exists) output.line(`trusted this workspace (it has no ${status.file} yet; its rules will apply when it has)`)
+        else output.line(`trusted this workspace: the ${status.rules} rule${status.rules === 1 ? '' : 's'} of ${status.file} apply from now on`)
+      } catch (error) {
+        output.say('error', `✗ ${describeError(error)}`)
+      }
+      return reprompt()
+    }
     case '/new':
     case '/resume': {
       if (machine.turnOpen) {

@@ -16,8 +16,10 @@ import { describeError } from '../describe-error'
  *   turns, it exits 130).
  * - `cancelling`: the open turn is being cancelled. A line becomes the next
  *   prompt (the ending turn takes no steering); a Ctrl-C exits 130.
- * - `approval`: a tool asks to write; the next line answers (`y` allows),
- *   a Ctrl-C denies and goes on as in the state it interrupted.
+ * - `approval`: a tool call asks; the next line answers (`y` allows, `a`
+ *   allows and remembers when "always" is offered, `n` or nothing denies,
+ *   any other words deny and go to the model as the reason), a Ctrl-C
+ *   denies and goes on as in the state it interrupted.
  * - `switching`: `/new` or `/resume` is replacing the session; lines are
  *   not sent anywhere, a Ctrl-C exits 130.
  * - `exiting`: closing down (at most `EXIT_GRACE_MS`); lines are ignored, a
@@ -35,19 +37,40 @@ export type InteractiveState =
   | { readonly name: 'switching' }
   | { readonly name: 'exiting'; readonly code: number }
 
+/** The person's answer to an approval question. */
+export interface MachineAnswer {
+  readonly decision: 'allow' | 'deny'
+  /** `a`: allow calls like this one for the rest of the session (only when "always" was offered). */
+  readonly always?: true
+  /** Words the person typed instead of y/n/a: a refusal, with their reason for the model. */
+  readonly feedback?: string
+}
+
 /** A tool call waiting for the person's decision. */
 export interface PendingApproval {
   readonly question: string
+  /** What "always" would cover, in words, when it is offered. */
+  readonly always?: string
   readonly signal: AbortSignal
-  settle(decision: 'allow' | 'deny'): void
+  settle(answer: MachineAnswer): void
+}
+
+const DENY: MachineAnswer = Object.freeze({ decision: 'deny' })
+
+/** Reads an answer line: y, a (when offered), n or nothing, or words (a refusal with a reason). */
+export function readAnswer(text: string, always: boolean): MachineAnswer {
+  if (/^y(es)?$/i.test(text)) return { decision: 'allow' }
+  if (/^a(lways)?$/i.test(text)) return always ? { decision: 'allow', always: true } : DENY
+  if (text === '' || /^no?$/i.test(text)) return DENY
+  return { decision: 'deny', feedback: text }
 }
 
 /** What the machine does to the world. */
 export interface MachineHost {
   /** Shows the `> ` prompt. */
   prompt(): void
-  /** Shows an approval question, waiting for a line. */
-  ask(question: string): void
+  /** Shows an approval question (with "always" and what it covers, when offered), waiting for a line. */
+  ask(question: string, always?: string): void
   /** Prints a line: `warn` (yellow) or `error` (red). */
   say(kind: 'note' | 'warn' | 'error', text: string): void
   /** Starts a turn with `text` (or queues it behind the running one). Throws when the agent refuses it. */
@@ -92,7 +115,7 @@ export class InteractiveMachine {
     const state = this.current
     if (state.name === 'approval') {
       this.current = { name: state.resume }
-      return state.approval.settle(/^y(es)?$/i.test(text) ? 'allow' : 'deny')
+      return state.approval.settle(readAnswer(text, state.approval.always !== undefined))
     }
     if (state.name === 'exiting') return
     if (text === '') {
@@ -118,7 +141,7 @@ export class InteractiveMachine {
     switch (state.name) {
       case 'approval':
         this.current = { name: state.resume }
-        state.approval.settle('deny')
+        state.approval.settle(DENY)
         return this.interrupt()
       case 'idle':
         return this.exit(this.host.normalExitCode())
@@ -141,7 +164,7 @@ export class InteractiveMachine {
     const state = this.current
     if (state.name === 'approval') {
       this.current = { name: state.resume }
-      state.approval.settle('deny')
+      state.approval.settle(DENY)
     } else if (state.name === 'idle') {
       this.exit(this.host.normalExitCode())
     }
@@ -170,29 +193,32 @@ export class InteractiveMachine {
   /**
    * A tool asks to run. Resolves with the person's answer; denied at once
    * when input has ended, the machine is closing down, or the call was
-   * aborted. An abort while waiting denies it.
+   * aborted. An abort while waiting denies it. `always` (what an "always"
+   * answer would cover, in words) offers that choice.
    */
-  approve(question: string, signal: AbortSignal): Promise<'allow' | 'deny'> {
+  approve(question: string, signal: AbortSignal, always?: string): Promise<MachineAnswer> {
     return new Promise((resolve) => {
       const state = this.current
-      if (this.inputEnded || signal.aborted || state.name === 'exiting' || state.name === 'approval') return resolve('deny')
-      const onAbort = () => approval.settle('deny')
+      if (this.inputEnded || signal.aborted || state.name === 'exiting' || state.name === 'approval') return resolve(DENY)
+      const onAbort = () => approval.settle(DENY)
       let settled = false
       const approval: PendingApproval = {
         question,
+        ...(always !== undefined ? { always } : {}),
         signal,
-        settle: (decision) => {
+        settle: (answer) => {
           if (settled) return
           settled = true
           signal.removeEventListener('abort', onAbort)
           if (this.current.name === 'approval' && this.current.approval === approval) this.current = { name: this.current.resume }
-          if (decision === 'deny') this.host.say('warn', '  (denied)')
-          resolve(decision)
+          if (answer.decision === 'deny') this.host.say('warn', answer.feedback ? '  (denied; your words go to the agent)' : '  (denied)')
+          else if (answer.always) this.host.say('note', `  (allowed for the rest of this session: ${always})`)
+          resolve(answer)
         },
       }
       signal.addEventListener('abort', onAbort, { once: true })
       this.current = { name: 'approval', approval, resume: state.name === 'cancelling' ? 'cancelling' : 'running' }
-      this.host.ask(question)
+      this.host.ask(question, always)
     })
   }
 
@@ -216,7 +242,7 @@ export class InteractiveMachine {
     if (this.current.name === 'exiting') return
     const state = this.current
     this.current = { name: 'exiting', code }
-    if (state.name === 'approval') state.approval.settle('deny')
+    if (state.name === 'approval') state.approval.settle(DENY)
     this.host.close(code)
   }
 }

@@ -39,11 +39,19 @@ export class Output {
     this.waiting = true
   }
 
-  /** Shows a question that waits for a line. */
-  ask(question: string): void {
+  /**
+   * Shows a question that waits for a line, with its choices:
+   * `? allow write_file: write 5 bytes to notes.txt? [y]es / [n]o / [a]lways (write_file on notes.txt) `.
+   * Lines after the first (a plan to approve) are printed before the choices.
+   */
+  ask(question: string, always?: string): void {
     this.spinner?.stop()
     this.out.newline()
-    this.out.write(this.style('yellow', `? ${this.redact(question)} [y/N] `))
+    const choices = `[y]es / [n]o${always !== undefined ? ` / [a]lways (${always})` : ''}`
+    const lines = this.redact(question).split('\n')
+    lines.slice(0, -1).forEach((line, index) => this.out.line(this.style('yellow', index === 0 ? `? ${line}` : line)))
+    const last = lines[lines.length - 1]!
+    this.out.write(this.style('yellow', `${lines.length === 1 ? '? ' : ''}${last} ${choices} `))
     this.waiting = true
   }
 

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline'
-import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
+import { describeScope, type PermissionMode } from '@deepseek-ai/dsh-permissions'
+import type { ApprovalRequest, ApprovalResponse } from '@deepseek-ai/dsh-tools'
 import { cwdMismatch } from '../agent-session'
-import { describeRequest } from '../approval'
+import { approvalQuestion } from '../approval'
 import { startApp } from '../app'
 import { describeError } from '../describe-error'
 import { ExitGuard } from '../exit-guard'
@@ -23,7 +24,10 @@ import { Output } from './output'
  * on a piped stdin) cancels the running turn; a second Ctrl-C, or one when
  * idle, exits (closing down within `EXIT_GRACE_MS`), and one more ends the
  * process at once. End of input waits for the running turn, then exits.
- * `write_file` asks the person (`y` allows). Resolves with the exit status:
+ * A call the permissions ask about prompts the person (`y` allows, `a`
+ * allows the same kind of call for the rest of the session, `n` denies, other
+ * words deny and reach the model); `/mode` shows or changes the permission
+ * mode, `/trust` applies the workspace's rules. Resolves with the exit status:
  * 0, 130 after an interrupted turn, 1 when a session could not be saved.
  *
  * This function only wires the parts: `InteractiveMachine` (the states and
@@ -46,9 +50,9 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   let closeRun!: (code: number) => void
   const host: MachineHost = {
     prompt: () => output.prompt(),
-    ask: (question) => {
+    ask: (question, always) => {
       slot.pause()
-      output.ask(question)
+      output.ask(question, always)
     },
     say: (kind, text) => {
       slot.pause()
@@ -64,7 +68,14 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   }
   const machine = new InteractiveMachine(host)
 
-  const decide = (request: ApprovalRequest) => machine.approve(`allow ${describeRequest(request)}?`, request.signal)
+  const decide = async (request: ApprovalRequest): Promise<ApprovalResponse> => {
+    const always = request.scope ? describeScope(request.scope, request.call.name) : undefined
+    const answer = await machine.approve(approvalQuestion(request), request.signal, always)
+    if (answer.decision === 'allow') return answer.always && request.scope ? { decision: 'allow', remember: request.scope } : 'allow'
+    return answer.feedback ? { decision: 'deny', feedback: answer.feedback } : 'deny'
+  }
+  /** The mode the person chose with /mode: a session opened later (/new, /resume) starts in it too. */
+  let chosenMode: PermissionMode = settings.mode
   const app = await startApp(settings, decide, (violation) => output.say('error', `! invariant ${violation.invariant} broken: ${violation.message}`), {
     plugin: io.env.DSH_DEMO_PLUGIN,
   })
@@ -73,6 +84,10 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     agentOptions: settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {},
     redact,
     onProgress: () => guard.progress(),
+    status: (agent) => {
+      const mode = app.ctx.permissions.mode(agent)
+      return mode === 'default' ? undefined : `${mode} mode`
+    },
   })
   try {
     await slot.switchTo(settings.resume)
@@ -86,7 +101,15 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     const turns = agent.session.position.lastTurn
     const route = settings.route.kind === 'scripted' ? 'offline scripted model' : `${settings.route.provider} at ${redactUrlUserinfo(settings.route.baseUrl)}`
     output.line(output.style('bold', `dsh demo · ${route} (${settings.route.provider}/${settings.route.model})`))
-    output.say('note', `session ${agent.id}${resumed ? ` (resumed, ${turns} turn${turns === 1 ? '' : 's'} so far)` : ''} · workspace ${settings.cwd} · saved in ${settings.dataDir}`)
+    if (app.ctx.permissions.mode(agent) !== chosenMode) app.ctx.permissions.setMode(agent, chosenMode, { cause: 'person' })
+    output.say(
+      'note',
+      `session ${agent.id}${resumed ? ` (resumed, ${turns} turn${turns === 1 ? '' : 's'} so far)` : ''} · workspace ${settings.cwd} · saved in ${settings.dataDir} · mode ${app.ctx.permissions.mode(agent)}`,
+    )
+    const project = app.ctx.permissions.workspaceSettings()
+    if (project?.exists && !project.trusted) {
+      output.say('warn', `! ${project.file} is not applied: you have not trusted this workspace yet (/trust applies its ${project.rules} rule${project.rules === 1 ? '' : 's'} and remembers it)`)
+    }
     for (const line of slot.loadReportLines()) output.say('warn', line)
     const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
     if (mismatch) output.say('warn', `! ${mismatch}`)
@@ -100,6 +123,15 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     currentId: () => slot.current.agent.id,
     whenIdle: () => slot.current.agent.whenIdle(),
     listSessions: () => app.ctx.sessionPersistence.list(),
+    mode: () => app.ctx.permissions.mode(slot.current.agent),
+    setMode: (mode) => {
+      if (mode === 'bypass' && settings.mode !== 'bypass') {
+        throw new Error('bypass is only available when dsh-demo was started with --mode bypass')
+      }
+      app.ctx.permissions.setMode(slot.current.agent, mode, { cause: 'person' })
+      chosenMode = mode
+    },
+    trust: () => app.ctx.permissions.trustWorkspace(),
     switchTo: async (resume) => {
       try {
         await slot.switchTo(resume)
