@@ -31,10 +31,8 @@ export const PENDING = Object.freeze([
   { check: 'file size', key: 'packages/core/agent-loop/src/invariant.ts', why: 'issue 16.2: the agent-loop refactor' },
   { check: 'file size', key: 'packages/core/agent-loop/src/agent.ts', why: 'issue 16.2: the agent-loop refactor' },
   { check: 'file size', key: 'packages/session/session-jsonl/src/session-files.ts', why: 'issue 16.4: split into the persistence API, the live write-behind, and load and repair' },
-  { check: 'file size', key: 'packages/compact/compaction/src/service.ts', why: 'dsh-compaction is being split while it is built' },
   { check: 'file size', key: 'packages/permissions/permissions/src/service.ts', why: 'dsh-permissions, being built' },
   { check: 'import circles', key: 'packages/permissions/permissions/src/exit-plan-mode.ts ↔ packages/permissions/permissions/src/service.ts', why: 'dsh-permissions, being built' },
-  { check: 'loop dependents', key: 'packages/compact/compaction/package.json', why: 'dsh-compaction, being built: its tests should mount the spine through dsh-testkit' },
 ])
 
 /** Every check's findings at `root`: `{ check, key, message }`, where `key` identifies the finding for PENDING. */

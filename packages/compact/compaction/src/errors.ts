@@ -11,6 +11,8 @@ export interface CompactionErrorCodeMap {
   ABORTED: true
   /** The process stopped between `compaction/start` and its outcome (written on resume). */
   INTERRUPTED: true
+  /** The summary came out no smaller than what it would replace, so nothing was shadowed. */
+  NOT_SMALLER: true
   /** The session log refused a compaction event; nothing was shadowed. */
   APPEND_REFUSED: true
   /** `compact()` was given something that is not an agent of this app, or malformed options. */

@@ -1,12 +1,10 @@
-import RegistryPairing from '@deepseek-ai/dsh-agent/invariant'
-import RequestReconstruction from '@deepseek-ai/dsh-agent-loop/invariant'
-import Invariants from '@deepseek-ai/dsh-invariants'
+import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
+import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import type { LlmRequest, Message } from '@deepseek-ai/dsh-llm'
-import type { Responder, ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
-import type { AnySessionEvent, Session } from '@deepseek-ai/dsh-session'
-import LogStructure from '@deepseek-ai/dsh-session/invariant'
-import { spine, type SpineOptions } from '@deepseek-ai/dsh-testkit'
+import { ScriptedModel, type Responder, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import { memoryPersistence, MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
+import { Context } from 'cordis'
 import { expect } from 'vitest'
 import Compaction, { SUMMARY_SYSTEM_PROMPT, type CompactionConfig, type TokenEstimator } from '../src'
 
@@ -40,15 +38,20 @@ export interface HarnessOptions {
   summary?: (request: LlmRequest, summaryCall: number) => string | ScriptReply | Promise<string | ScriptReply>
   tools?: ToolDefinition<any>[]
   estimator?: TokenEstimator | 'default'
-  durability?: SpineOptions['durability']
+  /** Sessions persist here (memory); pass `previous.backend.reopen()` to restart after a crash. */
+  backend?: MemorySessionPersistence
 }
 
 /**
- * The testkit's spine (the real loop and a scripted model whose `test-model`
- * reports the window), with `ctx.invariants` (policy `throw`), the log
- * structure, registry pairing and request-reconstruction companions, and
- * dsh-compaction. Requests are split: the summarizer's go to `summary`, the
- * agent's to `respond`; both are recorded in order.
+ * The app as the demo composes it: the spine bundle (dsh-agent-spine: the
+ * real loop, with `ctx.invariants` under policy `throw` and the log-structure,
+ * registry-pairing and request-reconstruction companions), a scripted model
+ * whose `test-model` reports the window, memory persistence, and
+ * dsh-compaction beside the bundle. Requests are split: the summarizer's go
+ * to `summary`, the agent's to `respond`; both are recorded in order.
+ *
+ * (The request-reconstruction companion lives in dsh-agent-loop, which a
+ * plugin may not depend on, even for tests; the bundle mounts it.)
  */
 export async function harness(options: HarnessOptions = {}) {
   const agentRequests: LlmRequest[] = []
@@ -61,32 +64,64 @@ export async function harness(options: HarnessOptions = {}) {
     agentRequests.push(request)
     return options.respond ? options.respond(request, agentRequests.length - 1) : { text: `Answer ${agentRequests.length}.`, usage: false }
   }
-  const kit = await spine({
-    model: {
-      models: [{ id: 'test-model', contextWindow: options.window ?? 1_000, maxOutputTokens: options.maxOutput ?? 200 }],
-      respond,
-    },
-    tools: options.tools ?? [],
-    ...(options.durability ? { durability: options.durability } : {}),
+  const root = new Context()
+  const spine = root.plugin(AgentSpine, {
+    agents: [],
+    systemPrompt: { identity: 'You are a test agent.', persona: '' },
+    invariants: { policy: 'throw' },
+    retry: { baseDelayMs: 0, maxDelayMs: 0 },
   })
-  const { root } = kit
-  await root.plugin(Invariants, { policy: 'throw' })
-  await root.plugin(LogStructure)
-  await root.plugin(RegistryPairing)
-  await root.plugin(RequestReconstruction)
-  await root.plugin(Compaction, options.config ?? {})
+  await spine
+  const model = new ScriptedModel({
+    models: [{ id: 'test-model', contextWindow: options.window ?? 1_000, maxOutputTokens: options.maxOutput ?? 200 }],
+    respond,
+  })
+  root.llm.registerAdapter(['scripted'], model)
+  for (const tool of options.tools ?? []) root.tools.register(tool)
+  const backend = options.backend ?? new MemorySessionPersistence()
+  const persistence = root.plugin(memoryPersistence, { backend })
+  await persistence
+  const compaction = root.plugin(Compaction, options.config ?? {})
+  await compaction
   if (options.estimator !== 'default') root.compaction.setEstimator(options.estimator ?? charEstimator)
+  const handles: AgentHandle[] = []
+  const agentOptions = { provider: 'scripted', model: 'test-model' }
   return {
-    ...kit,
+    root,
+    model,
+    backend,
+    handles,
     agentRequests,
     summaryRequests,
+    /** Creates an agent on session `id`. */
+    async agent(id = 'a'): Promise<Agent> {
+      const handle = await root.agents.create({ sessionId: SessionId(id), agentOptions })
+      handles.push(handle)
+      return handle.agent
+    },
+    /** Resumes session `id` from the backend. */
+    async resume(id = 'a'): Promise<Agent> {
+      const handle = await root.agents.resume({ resumeSessionId: SessionId(id), agentOptions })
+      handles.push(handle)
+      return handle.agent
+    },
     /** No invariant found anything, now or on the way. */
     async expectClean() {
       expect(await root.invariants.check()).toEqual([])
       expect(root.invariants.violations).toEqual([])
     },
+    /** Disposes the agents (their sessions flush), then the app. */
+    async dispose() {
+      for (const handle of handles.splice(0)) await handle.dispose()
+      await compaction.dispose()
+      await persistence.dispose()
+      await spine.dispose()
+    },
   }
 }
+
+/** What `harness()` resolves to. */
+export type Harness = Awaited<ReturnType<typeof harness>>
 
 /** Runs one prompt to completion. */
 export async function turn(agent: { followup(input: string): unknown; whenIdle(): Promise<void> }, prompt: string): Promise<void> {

@@ -2,34 +2,34 @@ import { trace } from '@deepseek-ai/dsh-testkit'
 import { describe, expect, it } from 'vitest'
 import { chars, compactionEvents, harness, texts, turn } from './helpers'
 
-// Window 1,000, output limit 200: usable 800, limit 0.8 × 800 = 640 tokens. With the
+// Window 10,000, output limit 2,000: usable 8,000, limit 0.8 × 8,000 = 6,400 tokens. With the
 // one-token-per-character estimator and no usage reported, the estimate is the sum of
 // the history's characters.
 
 describe('pressure (R-CMP-2)', () => {
   it('compacts at the next step once the estimate passes the threshold, and not before', async () => {
-    const answers = [chars(100, 'a'), chars(100, 'b'), chars(100, 'c'), chars(100, 'd'), 'e']
-    const h = await harness({ respond: (_request, call) => ({ text: answers[call]!, usage: false }) })
+    const answers = [chars(1_000, 'a'), chars(1_000, 'b'), chars(1_000, 'c'), chars(1_000, 'd'), 'e']
+    const h = await harness({ window: 10_000, maxOutput: 2_000, respond: (_request, call) => ({ text: answers[call]!, usage: false }) })
     const agent = await h.agent()
     const estimates: number[] = []
 
-    for (const prompt of [chars(100, '1'), chars(100, '2'), chars(100, '3'), chars(40, '4')]) {
+    for (const prompt of [chars(1_000, '1'), chars(1_000, '2'), chars(1_000, '3'), chars(400, '4')]) {
       await turn(agent, prompt)
       estimates.push(h.root.compaction.status(agent).estimatedTokens)
     }
-    // 200, 400, 600, then 740: over 640 only after turn 4; turn 4's own request (640) was exactly at the limit.
-    expect(estimates).toEqual([200, 400, 600, 740])
+    // 2,000, 4,000, 6,000, then 7,400: over 6,400 only after turn 4; turn 4's own request (6,400) was exactly at the limit.
+    expect(estimates).toEqual([2_000, 4_000, 6_000, 7_400])
     expect(compactionEvents(agent.session)).toEqual([])
-    expect(h.root.compaction.status(agent)).toMatchObject({ window: 1_000, usableWindow: 800, limit: 640, pending: 'pressure', compactions: 0, running: false })
+    expect(h.root.compaction.status(agent)).toMatchObject({ window: 10_000, usableWindow: 8_000, limit: 6_400, share: 0.74, pending: 'pressure', compactions: 0, running: false })
     expect(h.summaryRequests).toHaveLength(0)
 
     await turn(agent, 'go on')
     const events = compactionEvents(agent.session)
     expect(events.map((event) => event.type)).toEqual(['compaction/start', 'compaction/summary'])
     const start = events[0]!.data as Record<string, unknown>
-    expect(start).toMatchObject({ reason: 'pressure', estimatedTokens: 740, window: 1_000, turn: 5, step: 1 })
+    expect(start).toMatchObject({ reason: 'pressure', estimatedTokens: 7_400, window: 10_000, turn: 5, step: 1 })
     expect(start.why).toBe(
-      'after turn 4 step 1 the next request is estimated at 740 tokens, over the limit of 640 (80% of the usable window: 1,000 − 200 reserved for the answer)',
+      'after turn 4 step 1 the next request is estimated at 7,400 tokens, over the limit of 6,400 (80% of the usable window: 10,000 − 2,000 reserved for the answer)',
     )
     // The compaction ran at turn 5's pre-step, before its step opened; the turn went on.
     expect(trace(agent.session).slice(-9)).toEqual([
@@ -43,29 +43,33 @@ describe('pressure (R-CMP-2)', () => {
       'step/end 5.1',
       'turn/end 5 completed',
     ])
-    // The protected tail (200 tokens: turn 4, 140) stayed verbatim after the summary.
-    expect(texts(h.agentRequests.at(-1)!.messages).slice(1)).toEqual([`user: ${chars(40, '4')}`, `assistant: ${chars(100, 'd')}`, 'user: go on'])
+    // The protected tail (2,000 tokens: turn 4, 1,400) stayed verbatim after the summary.
+    expect(texts(h.agentRequests.at(-1)!.messages).slice(1)).toEqual([`user: ${chars(400, '4')}`, `assistant: ${chars(1_000, 'd')}`, 'user: go on'])
     expect(h.root.compaction.status(agent)).toMatchObject({ compactions: 1, last: { kind: 'summary', reason: 'pressure' } })
     await h.expectClean()
   })
 
-  it('uses the usage the provider reports for the last request, plus an estimate of what was appended since', async () => {
+  it('uses the usage the provider reports for the last request, calibrates the estimator with it, and adds what was appended since', async () => {
     const h = await harness({
-      respond: (_request, call) => (call === 0 ? { text: 'ok', usage: { inputTokens: 500, outputTokens: 20, cacheReadTokens: 100, cacheWriteTokens: 10 } } : { text: 'fine', usage: false }),
+      window: 10_000,
+      maxOutput: 2_000,
+      respond: (_request, call) =>
+        call === 0 ? { text: 'ok', usage: { inputTokens: 3_500, outputTokens: 300, cacheReadTokens: 500, cacheWriteTokens: 100 } } : { text: 'fine', usage: false },
     })
     const agent = await h.agent()
-    await turn(agent, 'hello')
-    // 500 + 100 + 10 + 20 reported; nothing appended since. (The request was too small to calibrate the estimator.)
-    expect(h.root.compaction.status(agent).estimatedTokens).toBe(630)
+    await turn(agent, chars(3_000))
+    // 3,500 + 500 + 100 + 300 reported; nothing appended since.
+    expect(h.root.compaction.status(agent).estimatedTokens).toBe(4_400)
+    // The provider counted 4,100 input tokens where the estimator said 3,000: later estimates are scaled by 4,100 / 3,000.
+    await turn(agent, chars(1_000))
+    expect(h.root.compaction.status(agent).estimatedTokens).toBe(4_400 + Math.ceil((4_100 / 3_000) * 1_004))
     expect(compactionEvents(agent.session)).toEqual([])
-    // A 6-character prompt and its answer ("fine") bring it exactly to the limit (640): no compaction.
-    await turn(agent, chars(6))
-    expect(h.root.compaction.status(agent).estimatedTokens).toBe(640)
-    expect(compactionEvents(agent.session)).toEqual([])
-    // The next prompt passes it: caught at its pre-step, before its request leaves.
-    await turn(agent, chars(20))
+    // The next prompt passes the limit: caught at its pre-step, before its request leaves.
+    await turn(agent, chars(500))
     expect(compactionEvents(agent.session).map((event) => event.type)).toEqual(['compaction/start', 'compaction/summary'])
-    expect((compactionEvents(agent.session)[0]!.data as { why: string }).why).toMatch(/^before turn 3 step 1 with the 1 proposed message the next request is estimated at 660 tokens/)
+    expect((compactionEvents(agent.session)[0]!.data as { why: string }).why).toBe(
+      'before turn 3 step 1 with the 1 proposed message the next request is estimated at 6,457 tokens, over the limit of 6,400 (80% of the usable window: 10,000 − 2,000 reserved for the answer)',
+    )
     await h.expectClean()
   })
 })

@@ -16,18 +16,28 @@ const todo = defineTool({
   },
 })
 
+/** A tool whose result is a large file. */
+const cat = defineTool({
+  name: 'cat',
+  description: 'Prints a file.',
+  parameters: z.object({ path: z.string() }),
+  isConcurrencySafe: () => true,
+  execute: () => chars(1_200, 'f'),
+})
+
 describe('summary (R-CMP-4, R-CMP-5)', () => {
   it('sends the range and the instructions to the summarizer, and replaces the range with the summary, the user messages, the todo list and the conclusion', async () => {
     const replies = [
       { toolCalls: [{ id: 'c1', name: 'todo', arguments: { items: [{ content: 'write the parser', status: 'in_progress' }, { content: 'add tests', status: 'pending' }] } }], usage: false as const },
       { text: 'The plan is saved.', usage: false as const },
+      { toolCalls: [{ id: 'c2', name: 'cat', arguments: { path: 'config.txt' } }], usage: false as const },
       { text: 'The parser reads key = value lines; tests pass.', usage: false as const },
       { text: 'Renamed.', usage: false as const },
       { text: 'After.', usage: false as const },
     ]
     const h = await harness({
-      window: 2_000,
-      tools: [todo],
+      window: 4_000,
+      tools: [todo, cat],
       respond: (_request, call) => replies[call]!,
       summary: () => ({ text: 'Goal: a config parser. State: parser done, tests pass.', usage: { inputTokens: 321, outputTokens: 12 } }),
     })
@@ -63,8 +73,10 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
         '[User]',
         'Now write it.',
         '',
-        '[Assistant]',
-        'The parser reads key = value lines; tests pass.',
+        '[Assistant called cat (call c2) with {"path":"config.txt"}]',
+        '',
+        '[Result of cat (call c2)]',
+        chars(1_200, 'f'),
         '</conversation>',
         '',
         'Additional instructions for this summary:',
@@ -85,13 +97,14 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
       userMessages: { kept: ['Build a parser for the config files. Use no dependencies.', 'Now write it.'], omitted: 0, omittedTokens: 0 },
     })
 
-    // What the model sees from now on: the replacement, then the protected tail (turn 3) verbatim.
+    // What the model sees from now on: the replacement, then the protected tail verbatim: it starts
+    // inside turn 2, at the step of its answer (800 tokens hold that step and turn 3, not the file).
     await turn(agent, 'Thanks.')
     const messages = h.agentRequests.at(-1)!.messages
     expect(messages[0]!.source).toEqual({ kind: 'plugin', plugin: 'compaction' })
     expect(texts(messages)).toEqual([
       [
-        "user: This conversation was compacted to fit the model's context window: 6 earlier messages (about 248 tokens) were replaced by this summary. The most recent messages follow it verbatim. Continue the work from where it stands.",
+        "user: This conversation was compacted to fit the model's context window: 7 earlier messages (about 1,422 tokens) were replaced by this summary. The most recent messages follow it verbatim. Continue the work from where it stands.",
         '',
         '## Summary',
         '',
@@ -114,8 +127,9 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
         '',
         '## Your last conclusion before the compaction',
         '',
-        'The parser reads key = value lines; tests pass.',
+        'The plan is saved.',
       ].join('\n'),
+      'assistant: The parser reads key = value lines; tests pass.',
       `user: Rename it to parse-config.ts. ${chars(350, 'r')}`,
       'assistant: Renamed.',
       'user: Thanks.',
@@ -127,6 +141,8 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
       'tool/result ok "saved"',
       'assistant/message "The plan is saved." stop',
       'user/message "Now write it."',
+      'assistant/message "[tool-call]" tool-calls',
+      `tool/result ok "${chars(1_200, 'f')}"`,
       'assistant/message "The parser reads key = value lines; tests pass." stop',
       `user/message "Rename it to parse-config.ts. ${chars(350, 'r')}"`,
       'assistant/message "Renamed." stop',
