@@ -28,8 +28,21 @@ export interface SessionErrorCodeMap {
   INVALID_BOUNDARY: true
   /** A malformed argument: an empty id, a session from another store, contradictory options. */
   INVALID_ARGUMENT: true
-  /** A `session/flush` listener rejected: the durability checkpoint did not complete. */
+  /**
+   * A `session/flush` listener rejected: the durability checkpoint did not
+   * complete. `errors` holds every listener's failure; `cause` is that
+   * failure itself when exactly one listener failed (a backend's typed error,
+   * with its own `code` and `file`), else their `AggregateError`.
+   */
   FLUSH_FAILED: true
+  /**
+   * The backend that persisted a live session stopped (its plugin was
+   * unloaded while the session lives, releasing its claim,
+   * `ctx.sessions.claim`): nothing appended since is stored, and a flush
+   * cannot make it durable. Mount a backend again (it takes the session on
+   * at its next event or flush) or dispose the session.
+   */
+  PERSISTENCE_DETACHED: true
   /** Persistence: no session is stored under the id. */
   SESSION_NOT_FOUND: true
   /** Persistence: a stored record is corrupt (the message names where). */
@@ -49,6 +62,8 @@ export interface SessionErrorDetails {
   /** The path of the offending value inside the event, e.g. `data.chunk.text`. */
   path?: string
   cause?: unknown
+  /** `FLUSH_FAILED`: every failure of the `session/flush` listeners, in listener order. */
+  errors?: readonly unknown[]
 }
 
 /**
@@ -62,6 +77,8 @@ export class SessionError extends Error {
   readonly seq?: number
   readonly type?: string
   readonly path?: string
+  /** `FLUSH_FAILED`: every failure of the `session/flush` listeners, in listener order (`cause` is the only one, when one failed). */
+  readonly errors?: readonly unknown[]
 
   constructor(code: SessionErrorCode, message: string, details: SessionErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause })
@@ -69,5 +86,6 @@ export class SessionError extends Error {
     if (details.seq !== undefined) this.seq = details.seq
     if (details.type !== undefined) this.type = details.type
     if (details.path !== undefined) this.path = details.path
+    if (details.errors !== undefined) this.errors = details.errors
   }
 }

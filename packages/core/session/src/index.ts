@@ -36,4 +36,19 @@ export { LoadedLog } from './log/loaded-log'
 export { MemorySessionPersistence } from './memory-persistence'
 export { memoryPersistence } from './memory-persistence-plugin'
 export type { MemoryPersistenceConfig } from './memory-persistence-plugin'
-export type { LoadedSession, PersistedSessionInfo, SessionLoadWarning, SessionPersistence, SessionRepair } from './persistence'
+export type {
+  LoadedSession,
+  PersistedSessionInfo,
+  SessionLoadOptions,
+  SessionLoadWarning,
+  SessionPersistence,
+  SessionRepair,
+} from './persistence'
+export { WriteBehind } from './backend/write-behind'
+export type { WriteBehindOptions, WriteBehindQueue, WriteBehindStorage } from './backend/write-behind'
+export { LiveSessions } from './backend/live-sessions'
+export type { LiveSessionBackend, LiveWriter } from './backend/live-sessions'
+export { persistLiveSessions } from './backend/persist-live-sessions'
+export { teardownTakesTheSessions } from './backend/app-teardown'
+export { loadRepaired } from './backend/load-repaired'
+export type { LoadRepairedOptions, RepairingLoad } from './backend/load-repaired'

@@ -1,7 +1,6 @@
 import { SessionError } from './errors'
-import type { LoadedSession, PersistedSessionInfo, SessionLoadWarning, SessionPersistence } from './persistence'
-import { LoadedLog } from './log/loaded-log'
-import { repairSession } from './repair'
+import { loadRepaired } from './backend/load-repaired'
+import type { LoadedSession, PersistedSessionInfo, SessionLoadOptions, SessionPersistence } from './persistence'
 import { SessionId, type AnySessionEvent, type SessionEvent } from './types'
 
 /** The durable part of a memory backend: one list of JSON records per session. */
@@ -14,7 +13,7 @@ interface DurableRecords {
  * It behaves like a real backend: events are serialized to JSON on `append`
  * (so a lossy value would show), kept pending until `flush`, and only flushed
  * records survive `reopen()`, which simulates a crash and a restart. `load`
- * parses fresh objects and runs crash repair (`repairSession`), appending the
+ * parses fresh objects and runs crash repair (`loadRepaired`), appending the
  * repairs durably.
  *
  * It stores; it does not listen. Mount `memoryPersistence` to provide it as
@@ -53,21 +52,28 @@ export class MemorySessionPersistence implements SessionPersistence {
     record.updatedAt = Date.now()
   }
 
-  async load(id: SessionId): Promise<LoadedSession> {
+  /**
+   * Reads a flushed session back (fresh objects, chunks packed as they are
+   * parsed, as a real backend returns them) and repairs a crash, appending
+   * the repairs durably (`loadRepaired`). Records are stored whole, so
+   * nothing is ever torn here: no warnings. An aborted `signal` rejects with
+   * its reason and appends nothing.
+   */
+  async load(id: SessionId, options: SessionLoadOptions = {}): Promise<LoadedSession> {
     const record = this.record(id)
-    // A `LoadedLog`, as a real backend returns it: chunks packed as they are parsed, trusted replay in `prepare`.
-    const log = new LoadedLog()
-    for (const line of record.lines) log.push(JSON.parse(line))
-    const plan = repairSession(log.events)
-    for (const event of plan.events) {
-      const line = JSON.stringify(event)
-      record.lines.push(line)
-      log.push(JSON.parse(line))
-    }
-    if (plan.events.length) record.updatedAt = Date.now()
-    // Records are stored whole, so nothing is ever torn here: no warnings to report.
-    const warnings: SessionLoadWarning[] = []
-    return { id: SessionId(id), events: log.events, repairs: plan.repairs, warnings }
+    return loadRepaired(
+      id,
+      {
+        read: async (log) => {
+          for (const line of record.lines) log.push(JSON.parse(line))
+        },
+        appendRepairs: async (events) => {
+          for (const event of events) record.lines.push(JSON.stringify(event))
+          record.updatedAt = Date.now()
+        },
+      },
+      options.signal === undefined ? {} : { signal: options.signal },
+    )
   }
 
   async list(): Promise<PersistedSessionInfo[]> {

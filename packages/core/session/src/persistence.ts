@@ -57,21 +57,39 @@ export interface LoadedSession {
   warnings: readonly SessionLoadWarning[]
 }
 
+/** Options of `SessionPersistence.load`. */
+export interface SessionLoadOptions {
+  /**
+   * Abandons the load (the agent loop passes the signal of a resume, which
+   * aborts when its owner unloads). Once it aborts, the load rejects with the
+   * signal's reason at once, and the backend releases what it holds for the
+   * id (its per-id queue and its lock) as soon as no write of the load is
+   * under way: an abandoned load never blocks the next load, append or delete
+   * of the session, and never writes anything (no torn-tail cut, no repair)
+   * after it was abandoned.
+   */
+  signal?: AbortSignal
+}
+
 /**
  * The persistence contract behind `ctx.sessionPersistence` (R-PER-1…4). A
  * backend (dsh-session-jsonl is the embedded default) implements storage only;
  * the wiring to live sessions is the backend's plugin: it writes behind from
- * `session/event` and drains on `session/flush`.
+ * `session/event` and drains on `session/flush` (`persistLiveSessions` and
+ * `WriteBehind` do that for any backend), and claims each session it writes
+ * (`ctx.sessions.claim`), so that a flush after it stopped says so.
  *
  * - `append` queues events (write-behind); they become durable by `flush`.
  * - `flush(id)` resolves once everything appended before the call is durable
  *   (fsynced): after it resolves, a crash loses nothing before it.
- * - `load(id)` reads without holding the raw file in memory, repairs a crash
- *   (appending the repairs durably), and rejects with code
+ * - `load(id, { signal })` reads without holding the raw file in memory,
+ *   repairs a crash (appending the repairs durably; `loadRepaired` does it
+ *   for any backend), and rejects with code
  *   `SESSION_NOT_FOUND` for an unknown id, or `CORRUPT_SESSION` naming the
  *   file and line for a corrupt record. It may drop only what a crash can
  *   leave unfinished (a torn tail), after keeping a copy, and reports that in
- *   `warnings`; it never drops a complete record.
+ *   `warnings`; it never drops a complete record. An aborted `signal` ends
+ *   it at once (see `SessionLoadOptions`).
  * - Once a write of a session has failed, `flush(id)` (and the plugin's
  *   `session/flush`) rejects for that session until it is released or
  *   disposed: nothing reports success for events that are not stored.
@@ -81,7 +99,7 @@ export interface LoadedSession {
 export interface SessionPersistence {
   append(id: SessionId, events: readonly AnySessionEvent[]): Promise<void>
   flush(id: SessionId): Promise<void>
-  load(id: SessionId): Promise<LoadedSession>
+  load(id: SessionId, options?: SessionLoadOptions): Promise<LoadedSession>
   list(): Promise<PersistedSessionInfo[]>
   exists(id: SessionId): Promise<boolean>
   delete(id: SessionId): Promise<void>

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { announce, ContainedEmitter, heard, rawEvents, type RawEvents } from '@deepseek-ai/dsh-scope'
-import type { ChunkPack } from './log/chunk-pack'
 import type { Context } from './cordis'
 import { SessionError } from './errors'
 import { EventTypes, type EventTypeInfo, type EventTypeOptions } from './event-types'
 import { loadedEntries } from './log/loaded-log'
 import { JsonGuard } from './log/lossless-json'
+import { replay, replayLoaded } from './log-replay'
 import type { PrepareOptions } from './prepare-options'
 import type { Session } from './session'
 import type { SessionEntry } from './session-entry'
-import type { Slot } from './log/slots'
 import { SessionLog, type SessionHome } from './session-log'
 import {
   SESSION_FORMAT_VERSION,
@@ -35,6 +34,8 @@ export class SessionRegistry {
    * a fork nobody holds is forgotten).
    */
   private readonly forks = new WeakMap<object, SessionLog>()
+  /** The persistence claims of each session ever claimed (`claim`): how many are held, and the last holder. */
+  private readonly claims = new WeakMap<SessionLog, { held: number; holder: string }>()
 
   constructor(ctx: Context) {
     this.events = rawEvents(ctx)
@@ -154,13 +155,40 @@ export class SessionRegistry {
 
   async flush(session: Session): Promise<void> {
     const log = this.own(session, 'flush')
-    if (log.stage !== 'live' || !heard(this.events, 'session/flush')) return
-    try {
-      await this.events.parallel(log.filter, 'session/flush', log)
-    } catch (error) {
-      const reasons = error instanceof AggregateError ? error.errors : [error]
-      const text = reasons.map((reason) => (reason instanceof Error ? reason.message : String(reason))).join('; ')
-      throw new SessionError('FLUSH_FAILED', `flushing session "${log.id}" failed: ${text}`, { cause: error })
+    if (log.stage !== 'live') return
+    if (heard(this.events, 'session/flush')) {
+      try {
+        await this.events.parallel(log.filter, 'session/flush', log)
+      } catch (error) {
+        throw flushFailed(log.id, error)
+      }
+    }
+    // Checked after the dispatch: a backend mounted again takes the session on (and claims it) in its listener.
+    const claim = this.claims.get(log)
+    if (claim !== undefined && claim.held === 0 && log.stage === 'live') {
+      throw new SessionError(
+        'PERSISTENCE_DETACHED',
+        `session "${log.id}" is no longer persisted: ${claim.holder} stopped writing it while it is live (its plugin was unloaded), so nothing appended since is stored; mount a persistence backend again (it takes the session on at its next event or flush) or dispose the session`,
+      )
+    }
+  }
+
+  claim(session: Session, holder: string): () => void {
+    const log = this.own(session, 'claim')
+    if (typeof holder !== 'string' || holder.length === 0) {
+      throw new SessionError('INVALID_ARGUMENT', 'sessions.claim() takes the name of the backend that persists the session')
+    }
+    let known = this.claims.get(log)
+    if (known === undefined) this.claims.set(log, (known = { held: 0, holder }))
+    const claim = known
+    claim.held++
+    claim.holder = holder
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      claim.held--
+      claim.holder = holder
     }
   }
 
@@ -270,88 +298,6 @@ function freshMeta(id: string, meta: SessionMetaInput | undefined, seedLength: n
   return data as SessionEventMap['session/meta']
 }
 
-/** Replays `events` into `log` starting at `offset` (their seqs become `offset + index`). */
-function replay(log: SessionLog, events: readonly AnySessionEvent[], offset: number, context: string): void {
-  if (!Array.isArray(events)) throw new SessionError('INVALID_ARGUMENT', `${context}: the events must be an array`)
-  if (offset === 0 && events.length === 0) {
-    throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
-  }
-  try {
-    for (let i = 0; i < events.length; i++) {
-      replayOne(log, events[i], i, offset)
-      log.packChunks()
-    }
-  } catch (error) {
-    throw inContext(error, context)
-  }
-}
-
-/**
- * Replays the entries of a `LoadedLog` (what a backend parsed from JSON) on
- * the trusted path: objects go through `admit` without the lossless-JSON
- * walk, packed chunks only through the structure check. The session adopts
- * the entry list (see `loadedEntries`) and shares the packed chunks.
- */
-function replayLoaded(log: SessionLog, slots: Slot[], pack: ChunkPack, context: string): void {
-  if (slots.length === 0) {
-    throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
-  }
-  const runs = pack.runCursor()
-  log.adopt(slots, pack)
-  try {
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!
-      if (typeof slot === 'number') log.admitPacked(slot, runs.turnOf(slot), runs.stepOf(slot), i)
-      else replayOne(log, slot, i, 0, true)
-      log.packChunks()
-    }
-  } catch (error) {
-    throw inContext(error, context)
-  }
-}
-
-/** Replays one event at `offset + i`: a loaded one (offset 0) is adopted as the log entry, a seeded one copied. */
-function replayOne(log: SessionLog, value: unknown, i: number, offset: number, trusted = false): void {
-  const event = value as Partial<AnySessionEvent> & { ignorable?: unknown }
-  if (event === null || typeof event !== 'object') {
-    throw new SessionError('INVALID_EVENT', `event ${i} is not an object`, { seq: offset + i })
-  }
-  if (offset === 0 && event.seq !== i) {
-    throw new SessionError('INVARIANT', `seq must be dense from 0: event ${i} has seq ${event.seq}`, { seq: i })
-  }
-  if (typeof event.time !== 'number' || !Number.isFinite(event.time)) {
-    throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has no valid time`, { seq: offset + i })
-  }
-  if (offset === 0) {
-    // A loaded envelope becomes the log entry itself (see `admit`).
-    const unknown = unknownEnvelopeField(event)
-    if (unknown !== undefined) {
-      throw new SessionError('INVALID_EVENT', `event ${i} (${event.type}) has a field this version does not know: ${JSON.stringify(unknown)}`, { seq: i })
-    }
-    log.admit(event.type as string, event.data, i, event.time, event.ignorable === true, event as Record<string, unknown>, trusted)
-  } else {
-    log.admit(event.type as string, event.data, offset + i, event.time, event.ignorable === true)
-  }
-}
-
-function inContext(error: unknown, context: string): unknown {
-  if (!(error instanceof SessionError)) return error
-  return new SessionError(error.code, `${context}: ${error.message}`, {
-    seq: error.seq,
-    type: error.type,
-    path: error.path,
-    cause: error,
-  })
-}
-
-/** The first field of a loaded envelope outside `{ type, seq, time, data, ignorable }`, if any. */
-function unknownEnvelopeField(event: object): string | undefined {
-  for (const key in event) {
-    if (key !== 'type' && key !== 'seq' && key !== 'time' && key !== 'data' && key !== 'ignorable') return key
-  }
-  return undefined
-}
-
 /** The turn open at `boundary` (after the first `boundary` events), if any, with its start and end seqs. */
 function openTurnAt(events: readonly AnySessionEvent[], boundary: number): { turn: number; start: number; end?: number } | undefined {
   for (let i = boundary - 1; i >= 0; i--) {
@@ -365,6 +311,13 @@ function openTurnAt(events: readonly AnySessionEvent[], boundary: number): { tur
     }
   }
   return undefined
+}
+
+/** `FLUSH_FAILED` for what `session/flush`'s parallel dispatch rejected with: the only failure as `cause`, or all of them. */
+function flushFailed(id: string, error: unknown): SessionError {
+  const errors: readonly unknown[] = error instanceof AggregateError ? error.errors : [error]
+  const text = errors.map((reason) => (reason instanceof Error ? reason.message : String(reason))).join('; ')
+  return new SessionError('FLUSH_FAILED', `flushing session "${id}" failed: ${text}`, { cause: errors.length === 1 ? errors[0] : error, errors })
 }
 
 function describe(error: unknown): string {

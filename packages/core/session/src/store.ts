@@ -123,12 +123,35 @@ export class SessionStore extends Service {
   /**
    * The durability checkpoint (R-SES-5): dispatches `session/flush` in
    * parallel, scope-filtered by the session's id, and resolves once every
-   * listener has settled. Rejects with `FLUSH_FAILED` (the listeners'
-   * errors as `cause`) when one rejects. A private or detached session has
-   * nothing to flush and resolves at once.
+   * listener has settled. Rejects with `FLUSH_FAILED` when one rejects: its
+   * `errors` hold every listener's failure, and its `cause` is that failure
+   * itself when exactly one listener failed (so a backend's typed error, with
+   * its `code` and `file`, is one step away), else their `AggregateError`.
+   * Rejects with `PERSISTENCE_DETACHED` when the session was claimed by a
+   * backend (`claim`) and no claim holds it any more while it lives: the
+   * backend was unplugged, and what was appended since is stored nowhere.
+   * A private or detached session has nothing to flush and resolves at once.
    */
   flush(session: Session): Promise<void> {
     return this.registry.flush(session)
+  }
+
+  /**
+   * For persistence backends: records that the caller persists `session`
+   * (`holder` names it in messages, e.g. `dsh-session-jsonl`) until the
+   * returned function is called (calling it twice is harmless). A backend
+   * claims each live session it takes on and releases the claim when it
+   * stops writing it. Once a session has been claimed, a `flush` while it is
+   * live and no claim holds it rejects with `PERSISTENCE_DETACHED` instead of
+   * resolving with nobody listening: unplugging only the persistence plugin
+   * is loud, and the agent loop's refused-write rule takes over. A session
+   * never claimed (no backend mounted) flushes as before. Claims are not tied
+   * to the caller's fiber: the backend releases them when its writer closes
+   * (after the teardown that takes the sessions, it has nothing left to
+   * release).
+   */
+  claim(session: Session, holder: string): () => void {
+    return this.registry.claim(session, holder)
   }
 
   /**

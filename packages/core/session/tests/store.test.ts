@@ -218,7 +218,26 @@ describe('flush (R-SES-5)', () => {
     expect(settled).toBe(false)
     other.resolve()
     await expect(flushing).rejects.toMatchObject({ code: 'FLUSH_FAILED', message: 'flushing session "a" failed: disk full' })
-    await expect(flushing).rejects.toHaveProperty('cause', expect.any(AggregateError))
+    // One listener failed: its error is the cause itself, and the only entry of `errors`.
+    const error = (await flushing.catch((caught) => caught)) as SessionError
+    expect(error.cause).toEqual(new Error('disk full'))
+    expect(error.errors).toEqual([error.cause])
+  })
+
+  it('with several failing listeners, FLUSH_FAILED names them all: errors in listener order, their AggregateError as cause', async () => {
+    const root = await setup()
+    root.on('session/flush', async () => {
+      throw new Error('disk full')
+    })
+    root.on('session/flush', async () => {
+      throw new Error('replica down')
+    })
+    const session = root.sessions.create('a')
+    const error = (await root.sessions.flush(session).catch((caught) => caught)) as SessionError
+    expect({ code: error.code, message: error.message }).toEqual({ code: 'FLUSH_FAILED', message: 'flushing session "a" failed: disk full; replica down' })
+    expect(error.errors).toEqual([new Error('disk full'), new Error('replica down')])
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    expect((error.cause as AggregateError).errors).toEqual(error.errors)
   })
 
   it('a private or detached session has nothing to flush', async () => {
