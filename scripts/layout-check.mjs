@@ -30,7 +30,6 @@ import { skeletonProblems } from './package-skeleton.mjs'
 export const PENDING = Object.freeze([
   { check: 'file size', key: 'packages/core/agent-loop/src/invariant.ts', why: 'issue 16.2: the agent-loop refactor' },
   { check: 'file size', key: 'packages/core/agent-loop/src/agent.ts', why: 'issue 16.2: the agent-loop refactor' },
-  { check: 'file size', key: 'packages/session/session-jsonl/src/session-files.ts', why: 'issue 16.4: split into the persistence API, the live write-behind, and load and repair' },
   { check: 'file size', key: 'packages/permissions/permissions/src/service.ts', why: 'dsh-permissions, being built' },
   { check: 'import circles', key: 'packages/permissions/permissions/src/exit-plan-mode.ts ↔ packages/permissions/permissions/src/service.ts', why: 'dsh-permissions, being built' },
 ])

@@ -1,3 +1,2 @@
 // The one place this package imports Cordis from, so a version bump is one edit.
-export { Context, Service, symbols } from 'cordis'
-export type { Events, Fiber } from 'cordis'
+export { Context, Service } from 'cordis'

@@ -43,6 +43,11 @@ export class LineBuffer {
   /** The number of bytes queued. */
   bytes = 0
 
+  /** The number of lines (events) queued: `lines`, under the name `WriteBehindQueue` reads. */
+  get length(): number {
+    return this.lines
+  }
+
   /** Filled blocks waiting to be taken, each with how much of it is filled. */
   private readonly blocks: Buffer[] = []
   private readonly filled: number[] = []

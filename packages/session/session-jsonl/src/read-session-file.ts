@@ -1,18 +1,12 @@
 import { isUtf8 } from 'node:buffer'
 import { open, type FileHandle } from 'node:fs/promises'
-import { LoadedLog } from '@deepseek-ai/dsh-session'
+import type { LoadedLog } from '@deepseek-ai/dsh-session'
 import { JsonlPersistenceError, errnoCode, fsError } from './errors'
 import type { EventTypeCatalog } from './event-types'
 import { FORMAT_VERSION } from './line-format'
 
-/** What reading a session file found, before any repair. */
+/** What reading a session file found, before any repair (the events themselves went into the `LoadedLog`). */
 export interface SessionFileContents {
-  /**
-   * Every complete, valid event, in seq order, held compactly (dsh-session's
-   * `LoadedLog`: chunks are packed as they are read, so the load never holds
-   * the whole log as objects).
-   */
-  log: LoadedLog
   /** The byte length of the valid prefix: everything up to the last accepted line's newline. */
   validBytes: number
   /**
@@ -28,7 +22,9 @@ const READ_CHUNK = 256 * 1024
 
 /**
  * Streams a session file line by line (never the whole file as one string)
- * and validates each line as it goes (R-PER-2, R-PER-4):
+ * into `log` (dsh-session's `LoadedLog`: chunks are packed as they are read,
+ * so the load never holds the whole log as objects), and validates each line
+ * as it goes (R-PER-2, R-PER-4):
  *
  * - every line is one JSON object `{ type, seq, time, data }` whose `seq` is
  *   its 0-based line index; line 1 is `session/meta` with a format `version`
@@ -47,10 +43,17 @@ const READ_CHUNK = 256 * 1024
  * Rejects with `SESSION_NOT_FOUND` when the file is missing or holds no
  * complete line (a writer that died before its first flush), `NOT_A_FILE`
  * when a directory is in its place, and the typed error of any other read
- * failure.
+ * failure. Once `signal` aborts, it stops after the read under way and
+ * rejects with the signal's reason.
  */
-export async function readSessionFile(path: string, id: string, types: EventTypeCatalog): Promise<SessionFileContents> {
-  const log = new LoadedLog()
+export async function readSessionFile(
+  path: string,
+  id: string,
+  types: EventTypeCatalog,
+  log: LoadedLog,
+  signal?: AbortSignal,
+): Promise<SessionFileContents> {
+  signal?.throwIfAborted()
   let lineNumber = 0
   let offset = 0 // bytes consumed, up to the end of the last complete line
 
@@ -95,6 +98,7 @@ export async function readSessionFile(path: string, id: string, types: EventType
         buffer = larger
       }
       const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, position)
+      signal?.throwIfAborted()
       if (bytesRead === 0) break
       position += bytesRead
       const end = kept + bytesRead
@@ -112,7 +116,7 @@ export async function readSessionFile(path: string, id: string, types: EventType
       if (kept > 0 && start > 0) buffer.copyWithin(0, start, end)
     }
   } catch (error) {
-    if (error instanceof JsonlPersistenceError) throw error
+    if (error instanceof JsonlPersistenceError || (signal?.aborted && error === signal.reason)) throw error
     throw readError(error, id, path)
   } finally {
     await handle.close().catch(() => {})
@@ -126,7 +130,7 @@ export async function readSessionFile(path: string, id: string, types: EventType
       { file: path },
     )
   }
-  return torn ? { log, validBytes: offset, torn } : { log, validBytes: offset }
+  return torn ? { validBytes: offset, torn } : { validBytes: offset }
 }
 
 function readError(error: unknown, id: string, path: string): JsonlPersistenceError {

@@ -1,8 +1,16 @@
 import Schema from 'schemastery'
-import { observeSessions, type AnySessionEvent, type LoadedSession, type PersistedSessionInfo, type SessionId, type SessionPersistence } from '@deepseek-ai/dsh-session'
-import { teardownTakesTheSessions } from './app-teardown'
+import {
+  persistLiveSessions,
+  type AnySessionEvent,
+  type LoadedSession,
+  type PersistedSessionInfo,
+  type SessionId,
+  type SessionLoadOptions,
+  type SessionPersistence,
+} from '@deepseek-ai/dsh-session'
 import { Context, Service } from './cordis'
 import { eventTypeCatalog } from './event-types'
+import { liveFiles } from './live-files'
 import { resolveDirectory } from './session-paths'
 import { SessionFiles } from './session-files'
 
@@ -21,13 +29,17 @@ import { SessionFiles } from './session-files'
  *   resolves a crash loses nothing before it (R-PER-1);
  * - `session/disposed` drains, fsyncs and releases the lock.
  *
+ * It claims each live session it writes (`ctx.sessions.claim`): once the
+ * plugin is unplugged while a session lives, that session's flushes reject
+ * with `PERSISTENCE_DETACHED` instead of resolving with nobody writing.
+ *
  * Disposing the plugin closes every file it writes. When the teardown also
  * takes the sessions (the whole app is disposed: an ancestor fiber unloads,
  * the session store with it), the plugin first waits until each live session
  * it writes has been disposed by its owner, still writing and flushing, so
  * the tail a settling agent loop appends (aborted tool results, `turn/end`)
  * reaches the file whatever the mount order. Unplugged alone, it closes at
- * once and the sessions live on unwritten.
+ * once and the sessions live on unwritten (and their flushes say so).
  *
  * The `SessionPersistence` methods also work without live sessions (tools,
  * tests, other stores): `append()` opens the file for writing and holds its
@@ -50,38 +62,18 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
     const logger = ctx.logger('session-jsonl')
     // `ctx.sessions` is optional (the backend also works on its own), so it is looked up, not injected.
     const sessions = () => ctx.get('sessions')
+    const warn = (error: unknown) => logger.warn(error)
     const files = (this.files = new SessionFiles({
       directory: resolveDirectory(config.directory),
       flushIntervalMs: config.flushIntervalMs ?? 100,
       types: eventTypeCatalog((type) => sessions()?.typeInfo(type)?.type),
       isLive: (id) => sessions()?.get(id) !== undefined,
-      warn: (error) => logger.warn(error),
+      warn,
     }))
-    // Global listeners (they see every session, also from agent-scoped contexts). They call the
-    // plain backend object directly; `session/event`, the streaming hot path, is observed without
-    // Cordis' per-call tracing (dsh-session's `observeSessions`, which works before the store is
-    // mounted too).
-    const global = { global: true }
-    observeSessions(ctx, (session, event) => files.record(session, event), global)
-    // One effect owns the lifecycle listeners and the shutdown, in that order: Cordis disposes an
-    // effect's parts in reverse, one after the other, so the listeners stay until the shutdown is
-    // done (separate effects would be disposed concurrently, and a session disposed meanwhile would
-    // never be closed). The observer above may go first: `flushLive` and `detach` catch up on the
-    // events it did not see.
-    ctx.effect(function* () {
-      yield ctx.on('session/created', (session) => files.attach(session), global)
-      yield ctx.on('session/flush', (session) => files.flushLive(session), global)
-      yield ctx.on('session/disposed', (session) => files.detach(session), global)
-      yield async () => {
-        try {
-          if (teardownTakesTheSessions(ctx)) await files.whenDetached()
-          await files.closeAll()
-        } catch (error) {
-          // Never rejects: a rejection would stop Cordis from removing the listeners above.
-          logger.warn(error)
-        }
-      }
-    }, 'session-jsonl: wiring and shutdown')
+    // The live write-behind: dsh-session's wiring for any backend (global listeners, the untraced
+    // `session/event` observer, claims, and the shutdown that keeps the tail), over this backend's
+    // writers.
+    persistLiveSessions(ctx, liveFiles(files, warn))
   }
 
   /** The absolute session directory. */
@@ -117,9 +109,16 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
    * `SESSION_LOCKED` when a live writer (here or in another process) holds
    * the session. A writer opened by `append()` in this process is drained and
    * released first.
+   *
+   * `signal` abandons the load: it rejects with the signal's reason at once,
+   * and the session's lock and its turn in this backend's per-id queue are
+   * released at once while the file is being read (the read stops after the
+   * 256 KiB read under way), or as soon as a write of the load (the torn-tail
+   * cut, the repairs) is done. An abandoned load never writes after the
+   * abort.
    */
-  load(id: SessionId): Promise<LoadedSession> {
-    return this.files.load(id)
+  load(id: SessionId, options?: SessionLoadOptions): Promise<LoadedSession> {
+    return this.files.load(id, options)
   }
 
   /**

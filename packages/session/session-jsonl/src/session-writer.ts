@@ -1,10 +1,8 @@
-import { closeSync, fsyncSync, openSync } from 'node:fs'
-import { open, type FileHandle } from 'node:fs/promises'
-import { dirname } from 'node:path'
-import type { AnySessionEvent, SessionEventMap } from '@deepseek-ai/dsh-session'
+import { WriteBehind, type AnySessionEvent, type LiveWriter, type Session, type SessionEventMap } from '@deepseek-ai/dsh-session'
 import { JsonlPersistenceError, fsError } from './errors'
-import { LineBuffer } from './line-buffer'
+import { LineBuffer, type QueuedBatch } from './line-buffer'
 import type { SessionLock } from './lock'
+import { SessionFileStorage } from './session-file-storage'
 
 export interface SessionWriterOptions {
   id: string
@@ -14,7 +12,7 @@ export interface SessionWriterOptions {
   persisted: number
   /** The file's size in bytes when the writer opened (0 for a new file). */
   size: number
-  /** The file did not exist when the writer opened: the directory entry must be synced on the first flush. */
+  /** The file holds no event yet: its directory entry is synced on the first flush (see `SessionFileStorage`). */
   creates: boolean
   /** How long queued lines may wait before they are written (without fsync). */
   flushIntervalMs: number
@@ -24,37 +22,24 @@ export interface SessionWriterOptions {
   onFail?(error: JsonlPersistenceError): void
 }
 
-interface FlushWaiter {
-  /** Resolved once this many events are durable. */
-  target: number
-  resolve(): void
-  reject(error: unknown): void
-}
-
 /**
- * The one writer of one session file (it holds the session's lock).
+ * The one writer of one session file (it holds the session's lock): a
+ * `WriteBehind` (dsh-session: batching, flush coalescing, sticky failure,
+ * close) over a queue of serialized lines (`LineBuffer`, bytes) and the file
+ * (`SessionFileStorage`), plus what this backend records about the file's
+ * end for listings and for the next writer (`size`, `meta`, the last type and
+ * time, see `Handover`).
  *
- * Write-behind: `enqueue` only queues a serialized line (as bytes, see
- * `LineBuffer`). Queued lines are
- * written (appended, not synced) when the timer of `flushIntervalMs` fires or
- * a batch fills up; `flush()` writes whatever is queued and then fsyncs the
- * file (and, the first time, its directory when this writer created the file),
- * resolving once every event enqueued before the call is durable. A flush is
- * never starved by later appends: it waits only for its own target.
- *
- * Any write or sync error stops the writer for good: the file may now end in a
- * torn line, and appending after it would bury that line in the middle. Every
- * pending and later flush rejects with the same `JsonlPersistenceError`, whose
- * code names the cause (`NO_SPACE`, `READ_ONLY`, `PERMISSION_DENIED`,
- * `NOT_A_FILE`, else `WRITE_FAILED`) and whose message names the file; loading
- * the session again drops the torn tail (into a sidecar) and continues from the
- * last durable event.
+ * Any write or sync error stops the writer for good: every pending and later
+ * flush rejects with the same `JsonlPersistenceError`, whose code names the
+ * cause (`NO_SPACE`, `READ_ONLY`, `PERMISSION_DENIED`, `NOT_A_FILE`, else
+ * `WRITE_FAILED`) and whose message names the file; loading the session
+ * again drops the torn tail (into a sidecar) and continues from the last
+ * durable event.
  */
-export class SessionWriter {
-  /** The live session this writer serves; `undefined` for a writer opened by a direct `append()`. */
-  owner: object | undefined
-  /** The seq the next enqueued event must carry. */
-  nextSeq: number
+export class SessionWriter implements LiveWriter {
+  /** The live session this writer serves; `undefined` for a writer opened by a direct `append()`, and once its session was disposed. */
+  owner: Session | undefined
   /** The file's size once everything queued so far is written. */
   size: number
   /** The session's `session/meta` data, once seq 0 has been queued (for listings before the first write). */
@@ -64,24 +49,27 @@ export class SessionWriter {
   lastTime: number | undefined
 
   private readonly queue = new LineBuffer()
-  private written: number
-  private synced: number
-  private waiters: FlushWaiter[] = []
-  private handle: FileHandle | undefined
-  private directoryPending: boolean
-  private failure: JsonlPersistenceError | undefined
-  private timer: NodeJS.Timeout | undefined
-  private immediate: NodeJS.Immediate | undefined
-  private pumping: Promise<void> | undefined
-  private again = false
-  private closing: Promise<void> | undefined
+  private readonly behind: WriteBehind<QueuedBatch>
 
   constructor(private readonly options: SessionWriterOptions) {
-    this.nextSeq = options.persisted
     this.size = options.size
-    this.written = options.persisted
-    this.synced = options.persisted
-    this.directoryPending = options.creates
+    const { id, file } = options
+    const storage = new SessionFileStorage({ id, file, lock: options.lock, creates: options.creates })
+    this.behind = new WriteBehind({
+      queue: this.queue,
+      storage,
+      persisted: options.persisted,
+      intervalMs: options.flushIntervalMs,
+      batchSize: options.batchLines,
+      failure: (error) =>
+        fsError(error, {
+          operation: 'write',
+          file,
+          doing: `Writing session "${id}"`,
+          consequence: `${storage.removed ? 'No line of the session reached the disk, so its file was removed. ' : ''}Events after the last successful flush are not durable, and every later flush of this session fails. Fix the cause, then load the session again.`,
+        }),
+      onFail: (error) => options.onFail?.(error as JsonlPersistenceError),
+    })
   }
 
   get id(): string {
@@ -92,229 +80,75 @@ export class SessionWriter {
     return this.options.file
   }
 
+  /** The seq the next enqueued event must carry. */
+  get nextSeq(): number {
+    return this.behind.nextSeq
+  }
+
   /** Whether the writer has stopped after a write error. */
   get failed(): JsonlPersistenceError | undefined {
-    return this.failure
+    return this.behind.failed as JsonlPersistenceError | undefined
   }
 
   /** Whether `close()` or `discard()` has begun. */
   get closed(): boolean {
-    return this.closing !== undefined
+    return this.behind.closed
   }
 
-  /**
-   * Settles when a started `close()` or `discard()` has finished: rejects when
-   * the close's last flush failed. Resolves at once if neither has started.
-   */
+  /** Settles when a started `close()` or `discard()` has finished (rejects when the close's last flush failed). */
   whenClosed(): Promise<void> {
-    return this.closing ?? Promise.resolve()
-  }
-
-  /** Queues the line of event `nextSeq`, already serialized (the caller has checked the seq). */
-  enqueue(line: string): void {
-    this.size += this.queue.addLine(line)
-    this.queued()
+    return this.behind.whenClosed()
   }
 
   /**
-   * Queues event `nextSeq` (the caller has checked the seq), serializing it.
-   * Throws what `JSON.stringify` throws, queueing nothing.
+   * Queues event `nextSeq` of a live session (`LiveWriter`). Never throws: a
+   * failed writer ignores it, and an event that cannot be serialized fails
+   * the writer with `WRITE_FAILED` (nothing after the last event is written).
    */
-  enqueueEvent(event: AnySessionEvent): void {
-    this.size += this.queue.addEvent(event)
-    this.queued()
-  }
-
-  private queued(): void {
-    this.nextSeq++
-    // A running pump writes everything queued before it stops.
-    if (!this.pumping) this.arm()
-  }
-
-  /** Schedules a write: at once when a batch is full, else when the interval has passed. */
-  private arm(): void {
-    if (this.queue.lines >= this.options.batchLines) {
-      if (!this.immediate) this.immediate = setImmediate(() => ((this.immediate = undefined), this.kick()))
-    } else if (!this.timer) {
-      this.timer = setTimeout(() => ((this.timer = undefined), this.kick()), this.options.flushIntervalMs)
-      this.timer.unref()
-    }
-  }
-
-  /**
-   * Resolves once every event enqueued before the call is written and
-   * fsynced; rejects with `WRITE_FAILED` if the writer has failed.
-   */
-  flush(): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure)
-    const target = this.nextSeq
-    if (target <= this.synced && !this.directoryPending) return Promise.resolve()
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ target, resolve, reject })
-      this.kick()
-    })
-  }
-
-  /** Stops the writer for good (a write error, or an event that cannot be serialized); the first failure sticks. */
-  fail(error: JsonlPersistenceError, notify = true): void {
-    if (this.failure) return
-    this.failure = error
-    this.queue.clear()
-    for (const waiter of this.waiters.splice(0)) waiter.reject(error)
-    if (notify) this.options.onFail?.(error)
-  }
-
-  /**
-   * Drains and fsyncs everything queued, closes the file and releases the
-   * lock. The lock is released even when the last flush fails; that failure
-   * is then the rejection. Calling it twice returns the same promise.
-   */
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      let failure: unknown
-      try {
-        await this.flush()
-      } catch (error) {
-        failure = error
-      }
-      // The flush's failure is the one to report; a failure to close comes second.
-      const closing = await this.shutdown()
-      if (failure !== undefined) throw failure
-      if (closing) throw closing
-    })()
-    return this.closing
-  }
-
-  /**
-   * Drops whatever is queued (the session is being deleted, or was never
-   * published), closes the file and releases the lock. Pending flushes reject
-   * with `WRITE_FAILED` giving `reason`.
-   */
-  discard(reason: string): Promise<void> {
-    this.closing ??= (async () => {
-      this.fail(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}": ${reason}; its unwritten events were dropped.`, { file: this.file }), false)
-      const closing = await this.shutdown()
-      if (closing) throw closing
-    })()
-    return this.closing
-  }
-
-  /** Closes the file and releases the lock (both, whatever fails); returns the first failure. */
-  private async shutdown(): Promise<JsonlPersistenceError | undefined> {
-    this.clearTimers()
-    await this.pumping
-    const handle = this.handle
-    this.handle = undefined
-    let failure: JsonlPersistenceError | undefined
+  enqueue(event: AnySessionEvent): void {
+    const behind = this.behind
+    if (behind.failed) return
     try {
-      await handle?.close()
+      this.size += this.queue.addEvent(event)
     } catch (error) {
-      failure = fsError(error, { operation: 'write', file: this.file, doing: `Closing session "${this.id}"`, consequence: 'Load the session again to see what is on disk.' })
-    }
-    const released = this.options.lock.releaseQuietly()
-    return failure ?? released
-  }
-
-  private clearTimers(): void {
-    if (this.timer) clearTimeout(this.timer)
-    if (this.immediate) clearImmediate(this.immediate)
-    this.timer = this.immediate = undefined
-  }
-
-  private kick(): void {
-    if (this.pumping) {
-      this.again = true
+      behind.fail(
+        new JsonlPersistenceError(
+          'WRITE_FAILED',
+          `Event ${event.seq} (${event.type}) of session "${this.id}" cannot be serialized as JSON; nothing after seq ${event.seq - 1} will be written.`,
+          { file: this.file, cause: error },
+        ),
+      )
       return
     }
-    this.clearTimers()
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined
-      if (this.again) {
-        this.again = false
-        this.kick()
-      } else if (this.queue.lines !== 0 && !this.failure && !this.closing) {
-        // Lines queued after the pump's last look: back to the timer.
-        this.arm()
-      }
-    })
+    behind.queued()
+    this.note(event)
   }
 
-  private async pump(): Promise<void> {
-    try {
-      while (!this.failure) {
-        this.again = false
-        if (this.waiters.some((waiter) => waiter.target <= this.written)) {
-          await this.sync()
-        } else if (this.queue.lines !== 0) {
-          await this.writeBatch()
-        } else {
-          break
-        }
-      }
-    } catch (error) {
-      this.fail(
-        fsError(error, {
-          operation: 'write',
-          file: this.file,
-          doing: `Writing session "${this.id}"`,
-          consequence:
-            'Events after the last successful flush are not durable, and every later flush of this session fails. Fix the cause, then load the session again.',
-        }),
-      )
-    }
+  /** Queues the line of a direct append's event, serialized (and checked) beforehand. */
+  enqueueLine(event: AnySessionEvent, line: string): void {
+    this.size += this.queue.addLine(line)
+    this.behind.queued()
+    this.note(event)
   }
 
-  /** Writes everything queued (the lines queued meanwhile wait for the next batch). */
-  private async writeBatch(): Promise<void> {
-    const batch = this.queue.take()
-    this.handle ??= await open(this.file, 'a', 0o600)
-    for (const bytes of batch.blocks) {
-      let offset = 0
-      while (offset < bytes.length) {
-        const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset)
-        offset += bytesWritten
-      }
-    }
-    this.written += batch.lines
-    this.queue.release(batch)
+  /** Resolves once every event enqueued before the call is written and fsynced; rejects with the writer's failure. */
+  flush(): Promise<void> {
+    return this.behind.flush()
   }
 
-  private async sync(): Promise<void> {
-    const target = this.written
-    if (this.handle) await this.handle.datasync()
-    if (this.directoryPending) {
-      await syncDirectory(dirname(this.file))
-      this.directoryPending = false
-    }
-    this.synced = target
-    const due: FlushWaiter[] = []
-    this.waiters = this.waiters.filter((waiter) => (waiter.target <= target ? (due.push(waiter), false) : true))
-    for (const waiter of due) waiter.resolve()
+  /** Drains, fsyncs, closes the file and releases the lock (also after a failure, which is then the rejection). */
+  close(): Promise<void> {
+    return this.behind.close()
   }
-}
 
-/**
- * Fsyncs a directory so a newly created entry in it survives a crash. Windows
- * cannot open directories for syncing; there the entry is made durable by the
- * file system's own journal, and the error is ignored.
- */
-export async function syncDirectory(directory: string): Promise<void> {
-  if (process.platform === 'win32') return
-  const handle = await open(directory, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
+  /** Drops whatever is queued, closes the file and releases the lock; pending flushes reject with `WRITE_FAILED` giving `reason`. */
+  discard(reason: string): Promise<void> {
+    return this.behind.discard(new JsonlPersistenceError('WRITE_FAILED', `Session "${this.id}": ${reason}; its unwritten events were dropped.`, { file: this.file }))
   }
-}
 
-/** `syncDirectory` for synchronous callers. */
-export function syncDirectorySync(directory: string): void {
-  if (process.platform === 'win32') return
-  const fd = openSync(directory, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
+  private note(event: AnySessionEvent): void {
+    if (event.seq === 0) this.meta = event.data as SessionEventMap['session/meta']
+    this.lastType = event.type
+    this.lastTime = event.time
   }
 }

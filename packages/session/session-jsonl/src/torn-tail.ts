@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, unlinkSync, wr
 import { open, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { errnoCode, fsError } from './errors'
-import { syncDirectory, syncDirectorySync } from './session-writer'
+import { syncDirectory, syncDirectorySync } from './sync-directory'
 
 /**
  * Cuts the torn tail of a session file (the bytes after its last newline,

@@ -145,7 +145,7 @@ function turn(session: Session, n: number, chunks = 3): void {
 
 const plain = (events: readonly AnySessionEvent[]) => JSON.parse(JSON.stringify(events)) as AnySessionEvent[]
 
-/** What `promise` rejected with: a `JsonlPersistenceError`, or (through `ctx.sessions.flush`) its `FLUSH_FAILED` wrapper's only cause. */
+/** What `promise` rejected with: a `JsonlPersistenceError`, or (through `ctx.sessions.flush`) its `FLUSH_FAILED` wrapper's only cause (`cause`, and alone in `errors`). */
 async function rejection(promise: Promise<unknown>): Promise<JsonlPersistenceError> {
   let error: unknown
   try {
@@ -154,9 +154,10 @@ async function rejection(promise: Promise<unknown>): Promise<JsonlPersistenceErr
     error = caught
   }
   if ((error as { code?: unknown })?.code === 'FLUSH_FAILED') {
-    const causes = ((error as { cause: AggregateError }).cause as AggregateError).errors
-    expect(causes).toHaveLength(1)
-    error = causes[0]
+    const { cause, errors } = error as { cause: unknown; errors: unknown[] }
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toBe(cause)
+    error = cause
   }
   expect(error).toBeInstanceOf(JsonlPersistenceError)
   return error as JsonlPersistenceError
@@ -240,6 +241,24 @@ describe.each(disks)('a full disk: $name', ({ make }) => {
     expect(readFileSync(join(disk.dir, 'fresh.jsonl'), 'utf8').trimEnd().split('\n')).toHaveLength(session.events.length)
   })
 
+  it('a fresh session whose first write fails leaves no file: nothing of it is on disk (issue 16)', async () => {
+    const disk = make()
+    const { ctx, warnings } = await app(disk.dir)
+    const session = ctx.sessions.create(sid('fresh'))
+    turn(session, 1)
+    disk.fill()
+    const error = await rejection(ctx.sessions.flush(session))
+    expect(error.code).toBe('NO_SPACE')
+    expect(error.message).toContain('its file was removed')
+    // Only the lock of the live session is left, no empty fresh.jsonl; the session lives on in memory.
+    expect(readdirSync(disk.dir)).toEqual(['fresh.jsonl.lock'])
+    expect(warnings).toEqual([error])
+    disk.free()
+    turn(session, 2)
+    expect(await rejection(ctx.sessions.flush(session))).toBe(error)
+    expect(session.events.at(-1)).toMatchObject({ type: 'turn/end', data: { turn: 2 } })
+  })
+
   it('logs a write-behind failure when it happens (no flush waiting), and the next flush rejects with it', async () => {
     const disk = make()
     const { ctx, warnings } = await app(disk.dir, 1)
@@ -296,6 +315,18 @@ describe('failures only injection can time', () => {
     clearFaults()
     expect(await rejection(persistence.flush(sid('eio')))).toBe(error)
     expect(await rejection(ctx.sessions.flush(session))).toBe(error)
+  })
+
+  it('a first write cut short before its first newline removes the file it created (issue 16)', async () => {
+    const dir = tempDir()
+    const { ctx } = await app(dir)
+    const session = ctx.sessions.create(sid('short'))
+    turn(session, 1)
+    // Ten bytes of the session/meta line fit, no newline.
+    limitDisk(dir, 10)
+    const error = await rejection(ctx.sessions.flush(session))
+    expect(error.code).toBe('NO_SPACE')
+    expect(readdirSync(dir)).toEqual(['short.jsonl.lock'])
   })
 
   it('a partial write (the disk fills mid-batch) fails the flush like a full one', async () => {

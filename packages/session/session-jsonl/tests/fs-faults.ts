@@ -28,7 +28,60 @@ interface Denial {
   under: boolean
 }
 
-const state = { disks: [] as Disk[], denials: [] as Denial[], syncs: [] as Denial[], injected: 0, calls: new Map<string, Calls>() }
+/** A call held until the test lets it go (`holdCall`). */
+interface Hold {
+  path: string
+  kind: 'read' | 'write'
+  reach(): void
+  released: Promise<void>
+  finish(): void
+}
+
+const state = {
+  disks: [] as Disk[],
+  denials: [] as Denial[],
+  syncs: [] as Denial[],
+  holds: [] as Hold[],
+  injected: 0,
+  calls: new Map<string, Calls>(),
+}
+
+/** A held call: `reached` once the backend is waiting in it, `finished` once it returned to the backend. */
+export interface HeldCall {
+  readonly reached: Promise<void>
+  readonly finished: Promise<void>
+  release(): void
+}
+
+/**
+ * Holds the next `read` (or `write`) on a handle opened at `path` (through
+ * `node:fs/promises`) until `release()`: for tests that must act while the
+ * backend is inside that call. Only that one call is held.
+ */
+export function holdCall(path: string, kind: 'read' | 'write'): HeldCall {
+  let reach!: () => void
+  let release!: () => void
+  let finish!: () => void
+  const reached = new Promise<void>((resolve) => (reach = resolve))
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const finished = new Promise<void>((resolve) => (finish = resolve))
+  state.holds.push({ path, kind, reach, released, finish })
+  return { reached, finished, release }
+}
+
+/** Waits in the call of `kind` at `path` if a test holds it, then runs it. */
+async function held<T>(path: string, kind: Hold['kind'], call: () => Promise<T>): Promise<T> {
+  const index = state.holds.findIndex((hold) => hold.path === path && hold.kind === kind)
+  if (index < 0) return call()
+  const [hold] = state.holds.splice(index, 1)
+  hold!.reach()
+  await hold!.released
+  try {
+    return await call()
+  } finally {
+    queueMicrotask(hold!.finish)
+  }
+}
 
 /** The `write` and `sync`/`datasync` calls made on handles opened (through `node:fs/promises`) at one path. */
 export interface Calls {
@@ -69,6 +122,7 @@ export function clearFaults(): void {
   state.disks = []
   state.denials = []
   state.syncs = []
+  state.holds = []
 }
 
 /** How many calls failed because of an injected fault so far. */
@@ -144,7 +198,7 @@ export function faultyFs(fs: Fs): Fs {
   return { ...wrapped, default: wrapped } as Fs
 }
 
-/** `node:fs/promises` with the faults applied to `open` and the handle's `write`, `sync` and `datasync`. */
+/** `node:fs/promises` with the faults applied to `open` and the handle's `write`, `sync` and `datasync`, and holds to `read` and `write`. */
 export function faultyFsPromises(fs: FsPromises): FsPromises {
   const open = (async (path: string, flags?: string, mode?: number) => {
     checkOpen(path, flags, 'open')
@@ -154,9 +208,12 @@ export function faultyFsPromises(fs: FsPromises): FsPromises {
         if (key === 'write') {
           return async (buffer: Buffer, offset = 0, length = buffer.length - offset, position?: number) => {
             count(path, 'writes')
-            const allowed = allowance(path, length, 'write')
-            return target.write(buffer, offset, allowed, position)
+            return held(path, 'write', () => target.write(buffer, offset, allowance(path, length, 'write'), position))
           }
+        }
+        if (key === 'read') {
+          const read = target.read.bind(target) as (...args: unknown[]) => Promise<unknown>
+          return (...args: unknown[]) => held(path, 'read', () => read(...args))
         }
         if (key === 'sync' || key === 'datasync') {
           return async () => {

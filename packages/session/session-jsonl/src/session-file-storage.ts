@@ -1,0 +1,114 @@
+import { open, unlink, type FileHandle } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import type { WriteBehindStorage } from '@deepseek-ai/dsh-session'
+import { fsError } from './errors'
+import type { QueuedBatch } from './line-buffer'
+import type { SessionLock } from './lock'
+import { syncDirectory } from './sync-directory'
+
+export interface SessionFileStorageOptions {
+  id: string
+  file: string
+  lock: SessionLock
+  /**
+   * The file holds no event of this session yet (it does not exist, or a
+   * writer that died before its first line left it): the directory entry is
+   * synced on the first sync, and a first write that fails before any
+   * complete line reached the file removes the file.
+   */
+  creates: boolean
+}
+
+const NEWLINE = 0x0a
+
+/**
+ * The storage under a JSONL writer's `WriteBehind`: one session file,
+ * appended to (opened on the first write, mode 0600), synced with
+ * `fdatasync` (and, the first time, its directory when the file is new),
+ * closed with its lock released.
+ *
+ * A failed first write of a new file that left no complete line in it (a
+ * full disk: an empty file, or a few bytes of the first line) removes the
+ * file: nothing of the session is on disk, and an empty `<id>.jsonl` would
+ * only be clutter that reads as a session with no event. Once a complete
+ * line has reached the file it is never removed; a torn tail is what the
+ * next load cuts (into a sidecar).
+ */
+export class SessionFileStorage implements WriteBehindStorage<QueuedBatch> {
+  /** Whether a failed first write removed the file (the failure's message says so). */
+  removed = false
+  private handle: FileHandle | undefined
+  private directoryPending: boolean
+  /** Whether the file holds (or held) a complete line: always for a file continued, after a first write for a new one. */
+  private lineWritten: boolean
+
+  constructor(private readonly options: SessionFileStorageOptions) {
+    this.directoryPending = options.creates
+    this.lineWritten = !options.creates
+  }
+
+  async write(batch: QueuedBatch): Promise<void> {
+    let written = 0
+    try {
+      this.handle ??= await open(this.options.file, 'a', 0o600)
+      for (const bytes of batch.blocks) {
+        let offset = 0
+        while (offset < bytes.length) {
+          const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset)
+          offset += bytesWritten
+          written += bytesWritten
+        }
+      }
+    } catch (error) {
+      if (!this.lineWritten && this.handle !== undefined && !reachesNewline(batch.blocks, written)) await this.remove()
+      throw error
+    }
+    this.lineWritten = true
+  }
+
+  async sync(): Promise<void> {
+    if (this.handle) await this.handle.datasync()
+    if (this.directoryPending) {
+      await syncDirectory(dirname(this.options.file))
+      this.directoryPending = false
+    }
+  }
+
+  /** Closes the file and releases the lock (both, whatever fails); throws the first failure. */
+  async close(): Promise<void> {
+    const handle = this.handle
+    this.handle = undefined
+    let failure: unknown
+    try {
+      await handle?.close()
+    } catch (error) {
+      const { file, id } = this.options
+      failure = fsError(error, { operation: 'write', file, doing: `Closing session "${id}"`, consequence: 'Load the session again to see what is on disk.' })
+    }
+    const released = this.options.lock.releaseQuietly()
+    if (failure !== undefined) throw failure
+    if (released) throw released
+  }
+
+  /** Removes the file the failed first write created (best effort: the write's own error is what gets reported). */
+  private async remove(): Promise<void> {
+    const handle = this.handle
+    this.handle = undefined
+    await handle?.close().catch(() => {})
+    try {
+      await unlink(this.options.file)
+      this.removed = true
+    } catch {}
+  }
+}
+
+/** Whether the first `written` bytes of `blocks` hold a newline: a complete line reached the file. */
+function reachesNewline(blocks: readonly Buffer[], written: number): boolean {
+  for (const block of blocks) {
+    if (written <= 0) return false
+    const newline = block.indexOf(NEWLINE)
+    if (newline !== -1 && newline < written) return true
+    written -= block.length
+  }
+  return false
+}
