@@ -55,9 +55,11 @@ export class PendingCall {
    * Runs `work` (a microtask later, and not at all if the call stopped
    * meanwhile) and settles with it, or rejects with the stop error as soon as
    * the call stops. A late outcome of `work` is dropped (a rejection too: it
-   * is handled here, never reported as unhandled).
+   * is handled here, never reported as unhandled). `work` receives the call's
+   * stop signal, to pass on to what it awaits (a persistence load lets go of
+   * its lock at once when it aborts).
    */
-  race<T>(work: () => T | PromiseLike<T>): Promise<T> {
+  race<T>(work: (signal: AbortSignal) => T | PromiseLike<T>): Promise<T> {
     const signal = this.controller.signal
     return new Promise<T>((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason)
@@ -66,7 +68,7 @@ export class PendingCall {
       Promise.resolve()
         .then(() => {
           this.check()
-          return work()
+          return work(signal)
         })
         .then(
           (value) => {

@@ -168,8 +168,9 @@ export class AgentLoop extends Service implements AgentFactory {
           throw new AgentError('NO_PERSISTENCE', 'resume() needs ctx.sessionPersistence: mount @deepseek-ai/dsh-session-jsonl (or another backend)')
         }
         // Raced: an owner or loop unload (or the signal) rejects at once, even while the load hangs;
-        // a load that settles later is dropped, and nothing is built from it.
-        const loaded = await call.race(() => persistence.load(id))
+        // a load that settles later is dropped, and nothing is built from it. The load gets the stop
+        // signal too, so the backend lets go of the session's lock and queue at once.
+        const loaded = await call.race((signal) => persistence.load(id, { signal }))
         this.proceed(call)
         return { session: this.env.sessions.prepare(id, { events: loaded.events }), loadReport: loadReport(loaded) }
       },
