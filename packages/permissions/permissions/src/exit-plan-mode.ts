@@ -1,6 +1,8 @@
 import { z } from 'zod'
-import { ToolError, approvalAnswer, defineTool, type ApprovalRequest, type ToolDefinition } from '@deepseek-ai/dsh-tools'
-import type { Permissions } from './service'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import { ToolError, approvalAnswer, defineTool, type ApprovalRequest, type ToolApproval, type ToolDefinition } from '@deepseek-ai/dsh-tools'
+import type { PermissionMode } from './modes'
+import type { ModeChangeCause } from './texts'
 import { NO_APPROVER, PARENT_PLANNING, notPlanning, planApproved, planQuestion, planRefused } from './texts'
 
 declare module '@deepseek-ai/dsh-tools' {
@@ -10,6 +12,15 @@ declare module '@deepseek-ai/dsh-tools' {
     /** `exit_plan_mode`: the person refused the plan, no one could approve it, or the agent's plan mode is its parent's. */
     PLAN_NOT_APPROVED: true
   }
+}
+
+/** What `exit_plan_mode` needs from the permissions service. */
+export interface PlanModeHost {
+  mode(agent: Agent): PermissionMode
+  planInherited(agent: Agent): boolean
+  modeAfterPlan(agent: Agent): PermissionMode
+  approval(): ToolApproval | undefined
+  setMode(agent: Agent, mode: PermissionMode, options?: { cause?: ModeChangeCause }): void
 }
 
 /**
@@ -22,7 +33,7 @@ declare module '@deepseek-ai/dsh-tools' {
  * mode never changes the tool list; outside plan mode it says there is
  * nothing to approve.
  */
-export function exitPlanModeTool(permissions: Permissions): ToolDefinition {
+export function exitPlanModeTool(permissions: PlanModeHost): ToolDefinition {
   const tool: ToolDefinition<{ plan: string }> = defineTool({
     name: 'exit_plan_mode',
     description:

@@ -1,0 +1,112 @@
+import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { effectOf, type ApprovalScope, type ToolCall, type ToolEffect, type ToolInvocation } from '@deepseek-ai/dsh-tools'
+import type { CallFacts } from './rules'
+import { parseShellCommand } from './shell/command'
+
+/** What the checks know about one call: the rules' facts, its effect, and whether its `command` is a shell line. */
+export interface GatheredFacts extends CallFacts {
+  readonly effect: ToolEffect
+  readonly shell: boolean
+}
+
+/** What the facts need from dsh-workspace-tools, when it is mounted (read with `ctx.get`). */
+export interface WorkspaceToolsView {
+  readonly root?: string
+  readonly definitions?: Readonly<Record<string, unknown>>
+  contains?(path: string): Promise<boolean>
+  describe?(invocation: Pick<ToolInvocation, 'tool' | 'args'>): string | undefined
+}
+
+/**
+ * The facts of a call: its `path` (or `file_path`) argument resolved
+ * against the workspace `root` (relative inside it, absolute otherwise;
+ * "inside" resolves symbolic links through the workspace tools when the
+ * tool is one of theirs) and its `command` argument parsed.
+ */
+export async function gatherFacts(
+  invocation: ToolInvocation,
+  options: { root: string | undefined; shellTools: readonly string[]; workspace: WorkspaceToolsView | undefined },
+): Promise<GatheredFacts> {
+  const args = (invocation.args ?? {}) as Record<string, unknown>
+  const raw = typeof args.path === 'string' ? args.path : typeof args.file_path === 'string' ? args.file_path : undefined
+  const { root, workspace } = options
+  let path: CallFacts['path']
+  if (raw !== undefined && raw !== '' && !raw.includes('\0')) {
+    const absolute = root !== undefined ? resolve(root, raw) : isAbsolute(raw) ? resolve(raw) : undefined
+    const within = root !== undefined && absolute !== undefined ? relative(root, absolute) : isAbsolute(raw) ? undefined : normalized(raw)
+    const lexicallyInside = within !== undefined && within !== '..' && !within.startsWith(`..${sep}`) && !isAbsolute(within)
+    const relativePath = lexicallyInside ? within.split(sep).join('/') || '.' : undefined
+    let inside = lexicallyInside && root !== undefined
+    // The workspace tools resolve symbolic links: a link out of the workspace is not inside.
+    if (inside && workspace?.contains && Object.values(workspace.definitions ?? {}).includes(invocation.tool)) inside = await workspace.contains(raw)
+    path = { absolute: absolute ?? raw, inside, ...(relativePath !== undefined ? { relative: relativePath } : {}) }
+  }
+  const command = typeof args.command === 'string' ? await parseShellCommand(args.command) : undefined
+  return {
+    tool: invocation.call.name,
+    effect: effectOf(invocation.tool),
+    shell: options.shellTools.includes(invocation.call.name),
+    ...(path ? { path } : {}),
+    ...(command ? { command } : {}),
+  }
+}
+
+/** `a/./b/../c` → `a/c`; a path that climbs above its start gives `..` (outside). */
+function normalized(raw: string): string {
+  const parts: string[] = []
+  for (const part of raw.split(/[\\/]+/)) {
+    if (part === '' || part === '.') continue
+    if (part === '..') {
+      if (!parts.length) return `..${sep}`
+      parts.pop()
+    } else parts.push(part)
+  }
+  return parts.join(sep)
+}
+
+/**
+ * What an "always" answer to a question the mode raised covers: edits in
+ * the file's directory (`src/cli/**`, or the file itself at the root), a
+ * command by its first word or two (`git status`, `npm test`, `ls`; none for
+ * a compound command or one that writes a file), or every call of the tool.
+ */
+export function suggestScope(tool: string, facts: CallFacts): ApprovalScope | undefined {
+  if (facts.command) {
+    const command = facts.command
+    if (command.kind !== 'parsed' || command.parts.length !== 1 || command.writes.length) return undefined
+    const part = command.parts[0]!
+    const [first, second] = part.words
+    if (part.assignments || !first || first.text === undefined || first.expands || !/^[\w.+-][\w./+-]*$/.test(first.text)) return undefined
+    const words = [first.text]
+    if (second && second.text !== undefined && !second.expands && /^[a-z][\w:-]*$/i.test(second.text)) words.push(second.text)
+    return { tool, command: words.join(' ') }
+  }
+  if (facts.path) {
+    const relativePath = facts.path.relative
+    if (!facts.path.inside || relativePath === undefined || relativePath === '.') return undefined
+    const slash = relativePath.lastIndexOf('/')
+    const glob = (text: string) => text.replace(/[*?[\]{}\\]/g, '\\$&')
+    return { tool, path: slash < 0 ? glob(relativePath) : `${glob(relativePath.slice(0, slash))}/**` }
+  }
+  return { tool }
+}
+
+/** Two calls are identical when they name the same tool with the same arguments (keys in any order). */
+export function callIdentity(call: ToolCall): string {
+  try {
+    return `${call.name}\u0000${stableJson(JSON.parse(call.arguments || '{}'))}`
+  } catch {
+    return `${call.name}\u0000${call.arguments}`
+  }
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((name) => `${JSON.stringify(name)}:${stableJson((value as Record<string, unknown>)[name])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value)
+}
