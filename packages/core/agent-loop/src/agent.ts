@@ -185,12 +185,13 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   }
 
   /** Flushes the log (before a step's request, at a turn's end); a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure. */
-  async flush(): Promise<void> {
-    try {
-      await this.env.sessions.flush(this.session)
-    } catch (error) {
-      throw this.fail(persistenceFailed(this.id, error))
-    }
+  flush(): Promise<void> {
+    // One derived promise, no async frame: the flush is on every step's path.
+    return this.env.sessions.flush(this.session).then(undefined, this.flushFailed)
+  }
+
+  private readonly flushFailed = (error: unknown): never => {
+    throw this.fail(persistenceFailed(this.id, error))
   }
 
   /**
