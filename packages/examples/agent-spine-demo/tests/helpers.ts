@@ -1,10 +1,15 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll } from 'vitest'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
+import { readJsonlLog as readEvents } from '@deepseek-ai/dsh-testkit'
+
+// Reading a stored session log back and tracing it: shared with the spine bundle's tests, in the kit.
+export { readEvents }
+export { traceStoredLog as trace } from '@deepseek-ai/dsh-testkit'
 
 export const packageRoot = fileURLToPath(new URL('..', import.meta.url))
 export const bin = join(packageRoot, 'bin/dsh-demo.js')
@@ -148,81 +153,10 @@ export function sessionFiles(dataDir: string): Record<string, AnySessionEvent[]>
   return out
 }
 
-export function readEvents(file: string): AnySessionEvent[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as AnySessionEvent)
-}
-
 /** The only session in `dataDir`. */
 export function onlySession(dataDir: string): { id: string; events: AnySessionEvent[] } {
   const sessions = Object.entries(sessionFiles(dataDir))
   if (sessions.length !== 1) throw new Error(`expected one session in ${dataDir}, found ${sessions.length}`)
   const [id, events] = sessions[0]!
   return { id, events }
-}
-
-function textOf(content: readonly { type: string; text?: string }[]): string {
-  return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('')
-}
-
-/** Log-only bookkeeping that whole-log assertions leave out. */
-const skipped = new Set(['session/meta', 'request/header', 'inbox/enqueue', 'inbox/dequeue', 'inbox/discard', 'inbox/requeue'])
-
-/**
- * A compact line per event, for whole-log assertions: consecutive
- * `assistant/chunk`s collapse into `assistant/chunk ×N` (also across left-out
- * events), inbox bookkeeping and headers are left out.
- */
-export function trace(events: readonly AnySessionEvent[]): string[] {
-  const lines: string[] = []
-  let chunks = 0
-  const flush = () => {
-    if (chunks) lines.push(`assistant/chunk ×${chunks}`)
-    chunks = 0
-  }
-  for (const event of events) {
-    if (event.type === 'assistant/chunk') {
-      chunks++
-      continue
-    }
-    if (skipped.has(event.type)) continue
-    flush()
-    switch (event.type) {
-      case 'turn/start':
-        lines.push(`turn/start ${event.data.turn} ${event.data.trigger.kind}`)
-        break
-      case 'turn/end': {
-        const reason = event.data.reason
-        lines.push(`turn/end ${event.data.turn} ${reason.kind}${reason.kind === 'stopped' ? ` by ${reason.by}` : reason.kind === 'error' ? ` ${reason.failure.code}` : ''}`)
-        break
-      }
-      case 'step/start':
-      case 'step/end':
-        lines.push(`${event.type} ${event.data.turn}.${event.data.step}`)
-        break
-      case 'user/message':
-      case 'steering/message':
-        lines.push(`${event.type} ${JSON.stringify(textOf(event.data.message.content))}`)
-        break
-      case 'assistant/message': {
-        const data = event.data
-        const calls = data.message.content.filter((block) => block.type === 'tool-call').map((block) => (block as { name: string }).name)
-        const reason = data.finishReason.kind === 'error' ? `error ${data.finishReason.failure.code}` : data.finishReason.kind
-        lines.push(`assistant/message ${reason}${calls.length ? ` calls ${calls.join(',')}` : ''}${data.interrupted ? ' interrupted' : ''}`)
-        break
-      }
-      case 'tool/call':
-        lines.push(`tool/call ${event.data.name}`)
-        break
-      case 'tool/result':
-        lines.push(`tool/result ${event.data.error ? event.data.error.code : 'ok'}`)
-        break
-      default:
-        lines.push(event.type)
-    }
-  }
-  flush()
-  return lines
 }

@@ -9,14 +9,8 @@ import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
 import { SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import { defineTool } from '@deepseek-ai/dsh-tools'
+import { deferred } from '@deepseek-ai/dsh-testkit'
 import { readEvents, tempDir, trace } from './helpers'
-
-/** A promise with its resolve, for ordering steps without sleeps. */
-function deferred<T = void>() {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((done) => (resolve = done))
-  return { promise, resolve }
-}
 
 /** Lets the event loop turn `turns` times, I/O included (no timers: nothing here depends on speed). */
 async function stopSlowly(turns = 2000): Promise<void> {

@@ -3,6 +3,7 @@ export { spine, echo } from './spine'
 export type { Spine, SpineOptions } from './spine'
 export { trace } from './trace'
 export { transcript } from './transcript'
+export { readJsonlLog, traceStoredLog } from './stored-log'
 export { refusingLog } from './refusing-log'
 export type { AppendAttempt, RefusingLogRecord } from './refusing-log'
 

@@ -23,9 +23,9 @@ export interface RefusingLogRecord {
  * (`INVARIANT`) instead of appending. Every attempt is recorded.
  *
  * A loop that retries without end would never give the test back (it spins
- * on microtasks): after `limit` attempts the log refuses everything, marks the
- * agent disposing so that its drain ends, and sets `runaway`, which the test
- * then asserts is false.
+ * on microtasks): after `limit` attempts the log refuses everything, moves the
+ * agent to its `disposing` stage so that its drain ends (see `stopDrain`), and
+ * sets `runaway`, which the test then asserts is false.
  */
 export function refusingLog(agent: Agent, refuse: (type: string, data: unknown, attempt: number) => boolean, limit = 5_000): RefusingLogRecord {
   const session = agent.session
@@ -35,7 +35,7 @@ export function refusingLog(agent: Agent, refuse: (type: string, data: unknown, 
     const attempt = record.attempts.length
     if (attempt >= limit) {
       record.runaway = true
-      ;(agent as unknown as { disposing: boolean }).disposing = true
+      stopDrain(agent)
       throw new SessionError('INVARIANT', `the test stopped a runaway loop after ${limit} appends`)
     }
     const refused = refuse(type, data, attempt)
@@ -44,4 +44,17 @@ export function refusingLog(agent: Agent, refuse: (type: string, data: unknown, 
     return append(type as never, data as never)
   }) as Session['append']
   return record
+}
+
+/**
+ * Ends the drain of a runaway loop the only way a test can from outside: by
+ * moving dsh-agent-loop's agent to its `disposing` lifecycle stage, which its
+ * drain checks before each round (without running the teardown). This reaches
+ * into the loop's internals on purpose, and only on the runaway path; an agent
+ * of another driver, without that stage, is left alone (its test then fails on
+ * the timeout instead).
+ */
+function stopDrain(agent: Agent): void {
+  const lifecycle = (agent as unknown as { lifecycle?: { to?(stage: string): void } }).lifecycle
+  if (typeof lifecycle?.to === 'function') lifecycle.to('disposing')
 }
