@@ -115,7 +115,11 @@ describe('plan mode', () => {
     const h = await harness({ permissions: { mode: 'plan', rules: [{ tool: '*', decision: 'ask' }] } })
     const agent = await h.agent()
     expect((await h.call(agent, 'write_thing', { path: 'a.ts' })).code).toBe('DENIED')
-    expect((await h.call(agent, 'shell', { command: 'rm -rf x' })).code).toBe('DENIED')
+    // The reporter's config of Kilo #12053 (a broad ask with a read-only allow), and its commands.
+    h.root.permissions.remember(agent, { tool: 'shell', command: 'ls' }, 'allow')
+    for (const command of ['rm -rf x', "echo 'pwned' > src/main.rs", "python - <<'PY'\nopen('a','w')\nPY"]) {
+      expect((await h.call(agent, 'shell', { command })).code, command).toBe('DENIED')
+    }
     expect(h.asked).toEqual([])
     // Reads still ask: that is what the rule says.
     h.answers.push('allow')
