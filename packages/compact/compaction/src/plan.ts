@@ -23,7 +23,8 @@ export interface CompactionPlan {
  * cut may fall inside the current turn. When even the newest step is over
  * the budget the tail is empty and the cut is `end`.
  *
- * Returns nothing when no message lies before the cut.
+ * Returns nothing when no message lies before the cut (the whole history
+ * fits the budget).
  */
 export function planRange(
   entries: readonly HistoryEntry[],
@@ -41,7 +42,13 @@ export function planRange(
   for (let j = boundaries.length - 1; j >= 0; j--) {
     const candidate = boundaries[j]!
     if (candidate >= end) continue
-    if (candidate <= from) break
+    if (candidate <= from) {
+      // A cut here would keep everything: when everything fits the budget, there is nothing to compact.
+      let all = tail
+      for (let i = 0; i < index; i++) all += entries[i]!.tokens
+      if (all <= tailBudget) return undefined
+      break
+    }
     while (index > 0 && entries[index - 1]!.pos >= candidate) {
       index--
       tail += entries[index]!.tokens

@@ -40,6 +40,8 @@ export interface HarnessOptions {
   estimator?: TokenEstimator | 'default'
   /** Sessions persist here (memory); pass `previous.backend.reopen()` to restart after a crash. */
   backend?: MemorySessionPersistence
+  /** Mount dsh-compaction (default true): `false` is an app that does not know it. */
+  compaction?: boolean
 }
 
 /**
@@ -81,9 +83,9 @@ export async function harness(options: HarnessOptions = {}) {
   const backend = options.backend ?? new MemorySessionPersistence()
   const persistence = root.plugin(memoryPersistence, { backend })
   await persistence
-  const compaction = root.plugin(Compaction, options.config ?? {})
+  const compaction = options.compaction === false ? undefined : root.plugin(Compaction, options.config ?? {})
   await compaction
-  if (options.estimator !== 'default') root.compaction.setEstimator(options.estimator ?? charEstimator)
+  if (compaction && options.estimator !== 'default') root.compaction.setEstimator(options.estimator ?? charEstimator)
   const handles: AgentHandle[] = []
   const agentOptions = { provider: 'scripted', model: 'test-model' }
   return {
@@ -113,7 +115,7 @@ export async function harness(options: HarnessOptions = {}) {
     /** Disposes the agents (their sessions flush), then the app. */
     async dispose() {
       for (const handle of handles.splice(0)) await handle.dispose()
-      await compaction.dispose()
+      await compaction?.dispose()
       await persistence.dispose()
       await spine.dispose()
     },

@@ -84,7 +84,7 @@ describe('overflow recovery (R-CMP-3)', () => {
     const end = agent.session.events.at(-1)!.data as { reason: { failure: { code: string; message: string } } }
     expect(end.reason.failure.code).toBe('CONTEXT_OVERFLOW')
     expect(end.reason.failure.message).toBe(
-      'the request to scripted/test-model did not fit its context window (about 18 tokens (estimated) against a window of 1,000) and compaction could not shrink it: nothing to gain: the 5 tokens before the protected tail are no more than what a summary keeps of them verbatim (about 333 tokens). The provider said: This model maximum context length is 1000 tokens',
+      'the request to scripted/test-model did not fit its context window (about 18 tokens (estimated) against a window of 1,000) and compaction could not shrink it: nothing to compact: the history after the last summary (about 5 tokens) is all within the protected tail (100 tokens). The provider said: This model maximum context length is 1000 tokens',
     )
     expect(compactionEvents(agent.session)).toEqual([])
     await h.expectClean()
