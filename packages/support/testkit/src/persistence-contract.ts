@@ -252,6 +252,20 @@ export function describePersistenceContract(
       expect(third.repairs).toEqual([])
     })
 
+    it('an abandoned load (its signal aborted) rejects with the signal reason, writes no repair, and holds nothing: the next load proceeds', async () => {
+      const h = await open()
+      const logs = await logBuilder()
+      const session = logs.session('contract-abandoned')
+      crashedTurn(session, 1)
+      await write(h.backend, session)
+      const reason = new Error('the owner of the resume unloaded')
+      await expect(h.backend.load(session.id, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason)
+      // Nothing was repaired by the abandoned load, and nothing of it is still held.
+      const loaded = await h.backend.load(session.id)
+      expect(loaded.events.slice(0, session.events.length)).toEqual(plain(session.events))
+      expect(loaded.repairs.map((repair) => repair.type)).toEqual(['tool/result', 'tool/call', 'tool/result', 'step/end', 'turn/end'])
+    })
+
     describe('damaged storage', () => {
       const damaged = async () => {
         const h = await open()
