@@ -32,6 +32,7 @@ const packages = [
   'runtime/agent-spine',
   'examples/agent-spine-demo',
   'compact/compaction',
+  'mcp/mcp',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))
 
 const conditions = ['source', 'module', 'node', 'development|production']
@@ -45,6 +46,10 @@ function project(dir: string): TestProjectInlineConfiguration {
       name: dir,
       root: `packages/${dir}`,
       include: ['tests/**/*.test.ts'],
+      // eventsource-parser (under the MCP SDK's HTTP client) exports its TypeScript sources under
+      // the `source` condition too: Vite transforms it (and the SDK that imports it) instead of
+      // handing Node a .ts file.
+      server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser'] } },
     },
   }
 }

@@ -1,0 +1,151 @@
+import type { ContentBlock, TextBlock } from '@deepseek-ai/dsh-llm'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { callError } from './errors'
+import type { Redactor } from './redact'
+
+/** How much of one result reaches the model. */
+export interface ResultLimits {
+  /** Characters of text, all blocks together; longer blocks keep their head and tail. */
+  readonly maxOutputChars: number
+  /** Bytes of one image (decoded); a larger one is replaced by a line saying so. */
+  readonly maxImageBytes: number
+}
+
+type McpContent = CallToolResult['content'][number]
+
+/**
+ * Maps an MCP tool result to what the model reads (R-MCP-2): text blocks
+ * stay text; images become image blocks; an embedded text resource becomes
+ * text under a `[resource <uri>]` line, an embedded image resource an image,
+ * other binary resources, audio and resource links a line that names them;
+ * a result with no content but `structuredContent` becomes that JSON as
+ * text. Text is capped at `maxOutputChars` over the whole result (each long
+ * block keeps its head and tail around a note of what was cut), images at
+ * `maxImageBytes`; every text passes the server's redactor.
+ *
+ * `isError: true` throws a `TOOL_ERROR` whose message is the result's text,
+ * so the model reads `Error: <what the server said>`.
+ */
+export function toToolOutput(result: CallToolResult, limits: ResultLimits, redactor: Redactor): readonly ContentBlock[] {
+  const content: readonly McpContent[] = Array.isArray(result.content) ? result.content : []
+  let blocks: ContentBlock[] = []
+  for (const item of content) blocks.push(...mapContent(item, limits))
+  if (blocks.length === 0 && result.structuredContent !== undefined) {
+    blocks.push({ type: 'text', text: JSON.stringify(result.structuredContent) })
+  }
+  blocks = capText(blocks, limits.maxOutputChars)
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i]!
+    if (block.type === 'text' && !redactor.empty) blocks[i] = { type: 'text', text: redactor.redact(block.text) }
+  }
+  if (result.isError === true) {
+    const text = blocks
+      .filter((block): block is TextBlock => block.type === 'text')
+      .map((block) => block.text)
+      .join('\n')
+    throw callError('TOOL_ERROR', text.length > 0 ? text : 'the MCP tool reported an error without a message')
+  }
+  if (blocks.length === 0) blocks.push({ type: 'text', text: '[the tool returned no content]' })
+  return blocks
+}
+
+function mapContent(item: McpContent, limits: ResultLimits): ContentBlock[] {
+  switch (item.type) {
+    case 'text':
+      return [{ type: 'text', text: item.text }]
+    case 'image':
+      return [image(item.mimeType, item.data, limits, 'image')]
+    case 'audio':
+      return [{ type: 'text', text: `[${item.mimeType} audio of ${size(base64Bytes(item.data))} not shown: the model reads text and images only]` }]
+    case 'resource_link':
+      return [{ type: 'text', text: `[resource link: ${item.name} <${item.uri}>${item.mimeType ? ` (${item.mimeType})` : ''}${item.description ? ` ${item.description}` : ''}]` }]
+    case 'resource': {
+      const resource = item.resource
+      const mime = resource.mimeType ? ` (${resource.mimeType})` : ''
+      if ('text' in resource && typeof resource.text === 'string') return [{ type: 'text', text: `[resource ${resource.uri}${mime}]\n${resource.text}` }]
+      if ('blob' in resource && typeof resource.blob === 'string') {
+        if (resource.mimeType?.startsWith('image/')) return [image(resource.mimeType, resource.blob, limits, `resource ${resource.uri}`)]
+        if (resource.mimeType !== undefined && isTextual(resource.mimeType)) {
+          return [{ type: 'text', text: `[resource ${resource.uri}${mime}]\n${Buffer.from(resource.blob, 'base64').toString('utf8')}` }]
+        }
+        return [{ type: 'text', text: `[resource ${resource.uri}${mime}: ${size(base64Bytes(resource.blob))} of binary data not shown]` }]
+      }
+      return [{ type: 'text', text: `[resource ${resource.uri}${mime}]` }]
+    }
+    default:
+      return [{ type: 'text', text: `[content of type ${JSON.stringify((item as { type?: unknown }).type)} not shown]` }]
+  }
+}
+
+function image(mediaType: string, data: string, limits: ResultLimits, what: string): ContentBlock {
+  const bytes = base64Bytes(data)
+  if (bytes > limits.maxImageBytes) {
+    return { type: 'text', text: `[${what}: ${mediaType} image of ${size(bytes)} not shown: larger than the ${size(limits.maxImageBytes)} limit]` }
+  }
+  return { type: 'image', mediaType, data }
+}
+
+/** Whether a MIME type is text a model can read (a blob of it is decoded as UTF-8). */
+function isTextual(mime: string): boolean {
+  const type = mime.split(';')[0]!.trim().toLowerCase()
+  return type.startsWith('text/') || type === 'application/json' || type === 'application/xml' || type.endsWith('+json') || type.endsWith('+xml')
+}
+
+/** The decoded size of a base64 text. */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding)
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`
+}
+
+/**
+ * Text blocks cut so that their characters add up to at most `max`: blocks
+ * under an equal share stay whole, the rest share what is left (water
+ * filling), each keeping its first and last halves around a note.
+ */
+function capText(blocks: ContentBlock[], max: number): ContentBlock[] {
+  const lengths = blocks.map((block) => (block.type === 'text' ? block.text.length : 0))
+  let total = 0
+  for (const length of lengths) total += length
+  if (total <= max) return blocks
+  const order = lengths.map((length, index) => ({ length, index })).filter((entry) => blocks[entry.index]!.type === 'text')
+  order.sort((a, b) => a.length - b.length)
+  const allowance = new Map<number, number>()
+  let budget = max
+  for (let i = 0; i < order.length; i++) {
+    const share = Math.floor(budget / (order.length - i))
+    const { length, index } = order[i]!
+    const given = Math.min(length, share)
+    allowance.set(index, given)
+    budget -= given
+  }
+  return blocks.map((block, index) => {
+    if (block.type !== 'text') return block
+    const keep = allowance.get(index) ?? block.text.length
+    return keep >= block.text.length ? block : { type: 'text', text: cutMiddle(block.text, keep) }
+  })
+}
+
+function cutMiddle(text: string, keep: number): string {
+  const headEnd = safeEnd(text, Math.ceil(keep / 2))
+  let tailStart = text.length - Math.floor(keep / 2)
+  if (tailStart > 0 && tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart++
+  const cut = tailStart - headEnd
+  return `${text.slice(0, headEnd)}\n[… ${cut} characters cut from the middle of this result …]\n${text.slice(tailStart)}`
+}
+
+/** The largest index ≤ `end` that does not split a surrogate pair. */
+function safeEnd(text: string, end: number): number {
+  if (end <= 0 || end >= text.length) return Math.max(0, Math.min(end, text.length))
+  const code = text.charCodeAt(end - 1)
+  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff
+}

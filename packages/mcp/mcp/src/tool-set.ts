@@ -1,0 +1,98 @@
+import type { JsonSchema } from '@deepseek-ai/dsh-llm'
+import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
+import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { ServerConnection } from './connection'
+import { assignToolNames, type ToolKey } from './names'
+import { toToolOutput, type ResultLimits } from './results'
+
+/** How the tool definitions are made. */
+export interface ToolSetOptions extends ResultLimits {
+  /** Characters of a tool's description the model sees; longer ones are cut with `…`. */
+  readonly maxDescriptionChars: number
+  /** A call's deadline when its server sets none; undefined leaves dsh-tools' default. */
+  readonly toolTimeoutMs: number | undefined
+}
+
+/** One MCP tool as one agent sees it. */
+export interface McpToolEntry {
+  /** The dsh tool name (`mcp__<server>__<tool>`, normalized). */
+  readonly name: string
+  readonly connection: ServerConnection
+  readonly tool: Tool
+  readonly definition: ToolDefinition
+}
+
+/**
+ * Makes the dsh tool definitions of the MCP servers one agent sees (R-MCP-1):
+ * names from `assignToolNames` over the whole set, sorted by name; the
+ * server's description (cut to `maxDescriptionChars`, redacted) and input
+ * schema (without its `$schema` key); effect `read` for a tool annotated
+ * `readOnlyHint: true` (whose calls may also overlap), else `execute`.
+ *
+ * A definition is made once per server tool object and name, so an agent
+ * whose servers did not change gets the very same definitions back (and
+ * nothing is registered again).
+ */
+export class ToolFactory {
+  private readonly made = new WeakMap<Tool, Map<string, ToolDefinition>>()
+
+  constructor(private readonly options: ToolSetOptions) {}
+
+  /** The tools of `connections` (connected ones only), sorted by dsh name. */
+  entries(connections: Iterable<ServerConnection>): McpToolEntry[] {
+    const keys: Array<ToolKey & { connection: ServerConnection; spec: Tool }> = []
+    for (const connection of connections) {
+      if (connection.state !== 'connected') continue
+      for (const spec of connection.tools) keys.push({ server: connection.name, tool: spec.name, connection, spec })
+    }
+    const names = assignToolNames(keys)
+    const entries = keys.map((key) => {
+      const name = names.get(key)!
+      return { name, connection: key.connection, tool: key.spec, definition: this.definition(name, key.connection, key.spec) }
+    })
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  }
+
+  private definition(name: string, connection: ServerConnection, tool: Tool): ToolDefinition {
+    let byName = this.made.get(tool)
+    const known = byName?.get(name)
+    if (known) return known
+    const { options } = this
+    const redactor = connection.server.redactor
+    const readOnly = tool.annotations?.readOnlyHint === true
+    const timeoutMs = connection.server.timeoutMs ?? options.toolTimeoutMs
+    const toolName = tool.name
+    const definition: ToolDefinition = {
+      name,
+      description: redactor.redact(describe(tool, connection.name, options.maxDescriptionChars)),
+      parameters: inputSchema(tool),
+      effect: readOnly ? 'read' : 'execute',
+      ...(readOnly ? { isConcurrencySafe: () => true } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      async execute(args, run) {
+        const result = await connection.call(toolName, args as Record<string, unknown>, run.signal)
+        return toToolOutput(result, options, redactor)
+      },
+    }
+    if (!byName) this.made.set(tool, (byName = new Map()))
+    byName.set(name, definition)
+    return definition
+  }
+}
+
+function describe(tool: Tool, server: string, max: number): string {
+  const text = (tool.description ?? '').trim() || (tool.title ?? '').trim() || `The ${tool.name} tool of the MCP server "${server}".`
+  if (text.length <= max) return text
+  let end = max - 1
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end--
+  return `${text.slice(0, end)}…`
+}
+
+/** The server's input schema as the model receives it: without `$schema`, and always an object with `properties`. */
+function inputSchema(tool: Tool): JsonSchema {
+  const { $schema: _ignored, ...schema } = (tool.inputSchema ?? {}) as Record<string, unknown>
+  if (schema.type === undefined) schema.type = 'object'
+  if (schema.properties === undefined) schema.properties = {}
+  return schema as JsonSchema
+}

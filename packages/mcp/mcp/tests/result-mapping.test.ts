@@ -1,0 +1,119 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import type { ContentBlock } from '@deepseek-ai/dsh-llm'
+import { Redactor, toToolOutput } from '@deepseek-ai/dsh-mcp'
+import { connected, everything, execute, filesystem, mcpSpine, resultText, tempDir } from './helpers'
+
+const LIMITS = { maxOutputChars: 60_000, maxImageBytes: 5 * 1024 * 1024 }
+const none = new Redactor([])
+
+describe('results map to content blocks, isError to an error result (R-MCP-2)', () => {
+  it('text, structured content, images, embedded resources and resource links from a real server', async () => {
+    const kit = await mcpSpine({ servers: { everything: everything() } })
+    await connected(kit, 'everything')
+    const agent = await kit.agent()
+
+    const structured = await execute(kit, agent, 'mcp__everything__get-structured-content', { location: 'Chicago' })
+    expect(structured.error).toBeUndefined()
+    // The server sends the JSON as text beside structuredContent; the text is what the model reads.
+    expect(JSON.parse(resultText(structured))).toEqual({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) })
+
+    const image = await execute(kit, agent, 'mcp__everything__get-tiny-image', {})
+    const blocks = (image.message.content[0] as unknown as { content: ContentBlock[] }).content
+    expect(blocks.map((block) => block.type)).toEqual(['text', 'image', 'text'])
+    expect(blocks[1]).toMatchObject({ type: 'image', mediaType: 'image/png' })
+    expect(Buffer.from((blocks[1] as { data: string }).data, 'base64').subarray(1, 4).toString('latin1')).toBe('PNG')
+
+    const text = await execute(kit, agent, 'mcp__everything__get-resource-reference', { resourceType: 'Text', resourceId: 1 })
+    expect(resultText(text)).toMatch(
+      /^Returning resource reference for Resource 1:\n\[resource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\]\nResource 1: This is a plaintext resource created at .+\nYou can access this resource using the URI: demo:\/\/resource\/dynamic\/text\/1$/,
+    )
+    // A blob of a text type is decoded for the model.
+    const blob = await execute(kit, agent, 'mcp__everything__get-resource-reference', { resourceType: 'Blob', resourceId: 2 })
+    expect(resultText(blob).split('\n').slice(0, 2)).toEqual(['Returning resource reference for Resource 2:', '[resource demo://resource/dynamic/blob/2 (text/plain)]'])
+
+    const links = await execute(kit, agent, 'mcp__everything__get-resource-links', { count: 2 })
+    expect(resultText(links)).toBe(
+      [
+        'Here are 2 resource links to resources available in this server:',
+        '[resource link: Blob Resource 1 <demo://resource/dynamic/blob/1> (text/plain) Resource 1: plaintext resource]',
+        '[resource link: Text Resource 2 <demo://resource/dynamic/text/2> (text/plain) Resource 2: plaintext resource]',
+      ].join('\n'),
+    )
+  })
+
+  it('an isError result is an error result the model reads, and the server keeps working', async () => {
+    const root = tempDir()
+    const kit = await mcpSpine({ servers: { files: filesystem(root) } })
+    await connected(kit, 'files')
+    const agent = await kit.agent()
+    const outside = await execute(kit, agent, 'mcp__files__read_text_file', { path: '/etc/hostname' })
+    expect(outside.error).toEqual({ code: 'TOOL_ERROR', message: `Access denied - path outside allowed directories: /etc/hostname not in ${root}` })
+    expect(outside.message.content[0]).toMatchObject({ type: 'tool-result', isError: true, content: [{ type: 'text', text: `Error: ${outside.error!.message}` }] })
+
+    writeFileSync(join(root, 'a.txt'), 'still here')
+    expect(resultText(await execute(kit, agent, 'mcp__files__read_text_file', { path: join(root, 'a.txt') }))).toBe('still here')
+  })
+
+  it('caps text like the workspace tools: the head and the tail of a long result, saying how much was cut', async () => {
+    const kit = await mcpSpine({ servers: { everything: everything() }, maxOutputChars: 200 })
+    await connected(kit, 'everything')
+    const agent = await kit.agent()
+    const message = `${'a'.repeat(300)}${'z'.repeat(300)}`
+    const result = await execute(kit, agent, 'mcp__everything__echo', { message })
+    // "Echo: " + 600 characters: 100 from each end are kept.
+    expect(resultText(result)).toBe(`Echo: ${'a'.repeat(94)}\n[… 406 characters cut from the middle of this result …]\n${'z'.repeat(100)}`)
+  })
+})
+
+describe('toToolOutput', () => {
+  it('shares the text budget between blocks: short blocks stay whole, long ones are cut to what is left', () => {
+    const out = toToolOutput(
+      { content: [{ type: 'text', text: 'short' }, { type: 'text', text: 'x'.repeat(100) }, { type: 'text', text: 'y'.repeat(100) }] },
+      { ...LIMITS, maxOutputChars: 45 },
+      none,
+    )
+    expect(out).toEqual([
+      { type: 'text', text: 'short' },
+      { type: 'text', text: `${'x'.repeat(10)}\n[… 80 characters cut from the middle of this result …]\n${'x'.repeat(10)}` },
+      { type: 'text', text: `${'y'.repeat(10)}\n[… 80 characters cut from the middle of this result …]\n${'y'.repeat(10)}` },
+    ])
+  })
+
+  it('replaces an image over the limit, audio and binary resources with a line that names them', () => {
+    const data = Buffer.alloc(3000).toString('base64')
+    expect(
+      toToolOutput(
+        {
+          content: [
+            { type: 'image', mimeType: 'image/png', data },
+            { type: 'audio', mimeType: 'audio/wav', data },
+            { type: 'resource', resource: { uri: 'file:///x.bin', mimeType: 'application/octet-stream', blob: data } },
+          ],
+        },
+        { ...LIMITS, maxImageBytes: 1024 },
+        none,
+      ),
+    ).toEqual([
+      { type: 'text', text: '[image: image/png image of 2.9 KB not shown: larger than the 1.0 KB limit]' },
+      { type: 'text', text: '[audio/wav audio of 2.9 KB not shown: the model reads text and images only]' },
+      { type: 'text', text: '[resource file:///x.bin (application/octet-stream): 2.9 KB of binary data not shown]' },
+    ])
+  })
+
+  it('uses structured content when there is no content, says so when there is nothing, and redacts secrets', () => {
+    expect(toToolOutput({ content: [], structuredContent: { ok: true } }, LIMITS, none)).toEqual([{ type: 'text', text: '{"ok":true}' }])
+    expect(toToolOutput({ content: [] }, LIMITS, none)).toEqual([{ type: 'text', text: '[the tool returned no content]' }])
+    expect(toToolOutput({ content: [{ type: 'text', text: 'token=abc123456' }] }, LIMITS, new Redactor(['abc123456']))).toEqual([{ type: 'text', text: 'token=[redacted]' }])
+  })
+
+  it('throws the text of an isError result as TOOL_ERROR', () => {
+    expect(() => toToolOutput({ content: [{ type: 'text', text: 'no such row' }], isError: true }, LIMITS, none)).toThrow(
+      expect.objectContaining({ code: 'TOOL_ERROR', message: 'no such row' }),
+    )
+    expect(() => toToolOutput({ content: [], isError: true }, LIMITS, none)).toThrow(
+      expect.objectContaining({ code: 'TOOL_ERROR', message: 'the MCP tool reported an error without a message' }),
+    )
+  })
+})
