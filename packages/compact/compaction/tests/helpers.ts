@@ -2,6 +2,7 @@ import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
 import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import type { LlmRequest, Message } from '@deepseek-ai/dsh-llm'
 import { ScriptedModel, type Responder, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import { memoryPersistence, MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import { Context } from 'cordis'
@@ -40,6 +41,8 @@ export interface HarnessOptions {
   estimator?: TokenEstimator | 'default'
   /** Sessions persist here (memory); pass `previous.backend.reopen()` to restart after a crash. */
   backend?: MemorySessionPersistence
+  /** Persist with dsh-session-jsonl in this directory instead of memory. */
+  jsonl?: string
   /** Mount dsh-compaction (default true): `false` is an app that does not know it. */
   compaction?: boolean
 }
@@ -81,7 +84,7 @@ export async function harness(options: HarnessOptions = {}) {
   root.llm.registerAdapter(['scripted'], model)
   for (const tool of options.tools ?? []) root.tools.register(tool)
   const backend = options.backend ?? new MemorySessionPersistence()
-  const persistence = root.plugin(memoryPersistence, { backend })
+  const persistence = options.jsonl === undefined ? root.plugin(memoryPersistence, { backend }) : root.plugin(JsonlSessionPersistence, { directory: options.jsonl })
   await persistence
   const compaction = options.compaction === false ? undefined : root.plugin(Compaction, options.config ?? {})
   await compaction
