@@ -1,5 +1,6 @@
 import { symlinkSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { MemorySessionPersistence, SessionId, memoryPersistence } from '@deepseek-ai/dsh-session'
 import { trace } from '@deepseek-ai/dsh-testkit'
 import WorkspaceTools from '@deepseek-ai/dsh-workspace-tools'
 import { decisions, harness, modeMessages, tempDir, writeTree } from './helpers'
@@ -50,6 +51,28 @@ describe('a child agent is never more permissive than its parent (R-PRM-2a)', ()
     await h.dispose(parent)
     expect(h.root.permissions.mode(child)).toBe('plan')
     expect(() => h.root.permissions.setMode(child, 'default')).toThrow(/its parent is in plan mode/)
+  })
+})
+
+describe('a resumed session (R-PRM-3)', () => {
+  it('starts in the configured mode, and the model is told when that differs from what its log last told it; nothing remembered survives', async () => {
+    const backend = new MemorySessionPersistence()
+    const first = await harness({ permissions: { mode: 'plan' }, before: (ctx) => ctx.plugin(memoryPersistence, { backend }) })
+    const agent = await first.agent('s')
+    first.root.permissions.remember(agent, { tool: 'shell' }, 'allow')
+    await agent.whenIdle()
+    await first.dispose(agent)
+    const second = await harness({ before: (ctx) => ctx.plugin(memoryPersistence, { backend: backend.reopen() }) })
+    const resumed = await second.root.agents.resume({ resumeSessionId: SessionId('s'), agentOptions: { provider: 'scripted', model: 'test-model' } })
+    await resumed.agent.whenIdle()
+    expect(second.root.permissions.mode(resumed.agent)).toBe('default')
+    expect(second.root.permissions.remembered(resumed.agent, 'plan')).toEqual([])
+    expect(resumed.agent.session.events.filter((e) => e.type === 'permission/mode').map((e) => e.data)).toEqual([
+      { mode: 'plan', previous: 'default', cause: 'start' },
+      { mode: 'default', previous: 'plan', cause: 'start' },
+    ])
+    expect(modeMessages(resumed.agent.session.events).map((text) => text.slice(0, 30))).toEqual(['[Permission mode: plan] Explor', '[Permission mode: default] Rea'])
+    await resumed.dispose()
   })
 })
 
