@@ -37,6 +37,7 @@ describe('pnpm bench:smoke', () => {
       'parallel-tools': ['dsh', 'pi-agent-core', 'ai-sdk'],
       resume: ['dsh'],
       'prefix-stability': ['dsh'],
+      'mcp-call-overhead': ['dsh'],
     })
     // Every subject ran once and every figure is a finite number.
     for (const scenario of report.scenarios) {
