@@ -4,8 +4,11 @@
 // relative path or by a `@scope/name/tests/…` subpath, and none reaches into
 // another package's folder by a relative path. Shared test code lives in
 // @deepseek-ai/dsh-testkit (packages/support/testkit); a package's sources are
-// imported by its name. Exits 1 and lists file:line for each import that breaks
-// the rule.
+// imported by its name. Also checks that the workspace packages' dependencies
+// and peerDependencies form no cycle: the test kit's devDependency cycles are
+// allowed (pnpm-workspace.yaml sets ignoreWorkspaceCycles for them), a cycle
+// that a build would have to order is not. Exits 1 and lists file:line for
+// each import, and each cycle, that breaks a rule.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -94,7 +97,47 @@ export function importProblem(root, own, file, specifier, packages) {
   return undefined
 }
 
-/** Checks every code file of every package under `root`. */
+/**
+ * The cycles of the graph of workspace packages linked by `dependencies` and
+ * `peerDependencies` (devDependencies left out: a package's tests are not
+ * built), each as `a → b → … → a` by package name, or `[]`.
+ */
+export function runtimeDependencyCycles(root) {
+  const manifests = new Map()
+  for (const dir of packageDirs(root)) {
+    const manifest = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'))
+    if (typeof manifest.name === 'string') manifests.set(manifest.name, manifest)
+  }
+  const edges = new Map()
+  for (const [name, manifest] of manifests) {
+    const deps = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }).filter((dep) => manifests.has(dep) && dep !== name)
+    edges.set(name, deps.sort())
+  }
+  const cycles = []
+  const seen = new Set()
+  const state = new Map() // name → 'open' while on the path, 'done' after
+  const path = []
+  const visit = (name) => {
+    state.set(name, 'open')
+    path.push(name)
+    for (const dep of edges.get(name)) {
+      if (state.get(dep) === 'open') {
+        const cycle = [...path.slice(path.indexOf(dep)), dep]
+        const key = [...cycle.slice(0, -1)].sort().join(' ')
+        if (!seen.has(key)) {
+          seen.add(key)
+          cycles.push(cycle.join(' → '))
+        }
+      } else if (!state.has(dep)) visit(dep)
+    }
+    path.pop()
+    state.set(name, 'done')
+  }
+  for (const name of [...manifests.keys()].sort()) if (!state.has(name)) visit(name)
+  return cycles
+}
+
+/** Checks every code file of every package under `root`, and the packages' runtime dependency graph. */
 export function checkPackageImports(root) {
   const packages = packageDirs(root)
   const problems = []
@@ -111,6 +154,9 @@ export function checkPackageImports(root) {
       }
     }
   }
+  for (const cycle of runtimeDependencyCycles(root)) {
+    problems.push(`package.json: the dependencies form a cycle (${cycle}); a build cannot order it: make one of the links a devDependency, or move the shared part to its own package`)
+  }
   return { problems, files, imports, packages: packages.length }
 }
 
@@ -123,7 +169,9 @@ function main(argv) {
     for (const problem of result.problems) console.error(`  ${problem}`)
     process.exit(1)
   }
-  console.log(`package imports check: ${result.imports} import(s) in ${result.files} files of ${result.packages} packages stay within their package or go through a package name.`)
+  console.log(
+    `package imports check: ${result.imports} import(s) in ${result.files} files of ${result.packages} packages stay within their package or go through a package name; their dependencies form no cycle.`,
+  )
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

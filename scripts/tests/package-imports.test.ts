@@ -88,6 +88,22 @@ describe('the package imports rule', () => {
     })
   })
 
+  it('allows a cycle through devDependencies (the test kit\'s), and refuses one through dependencies or peerDependencies', () => {
+    const manifest = (name: string, links: Record<string, Record<string, string>>) => JSON.stringify({ name, ...links })
+    const devCycle = repo({
+      'packages/a/one/package.json': manifest('one', { dependencies: { two: 'workspace:^' } }),
+      'packages/b/two/package.json': manifest('two', { devDependencies: { one: 'workspace:^' } }),
+    })
+    expect(checkPackageImports(devCycle).problems).toEqual([])
+    const buildCycle = repo({
+      'packages/a/one/package.json': manifest('one', { dependencies: { two: 'workspace:^' } }),
+      'packages/b/two/package.json': manifest('two', { peerDependencies: { one: 'workspace:^' } }),
+    })
+    expect(checkPackageImports(buildCycle).problems).toEqual([
+      'package.json: the dependencies form a cycle (one → two → one); a build cannot order it: make one of the links a devDependency, or move the shared part to its own package',
+    ])
+  })
+
   it('holds in this repository', () => {
     expect(checkPackageImports(repoRoot).problems).toEqual([])
   })
