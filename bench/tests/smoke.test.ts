@@ -38,6 +38,7 @@ describe('pnpm bench:smoke', () => {
       resume: ['dsh'],
       'prefix-stability': ['dsh'],
       'mcp-call-overhead': ['dsh'],
+      compaction: ['dsh'],
     })
     // Every subject ran once and every figure is a finite number.
     for (const scenario of report.scenarios) {
@@ -53,6 +54,8 @@ describe('pnpm bench:smoke', () => {
     // The growth run did the turns it was asked for, and the resumed session has every written event.
     expect(figures('growth').turns).toBe(40)
     expect(figures('resume').events).toBeGreaterThanOrEqual(3000)
+    // Compaction on a small window: no request over it, prefix-stable between compactions, no failed turn.
+    expect(figures('compaction')).toMatchObject({ overWindow: 0, extendShare: 100, failedTurns: 0 })
 
     // Issue 18's criterion: a pi / dsh ratio for scenarios 1, 2 and 4, in the JSON and at the top of the table.
     const criterion = (report as BenchReport & { criterion: Array<{ scenario: string; ratio: number; pass: boolean }> }).criterion

@@ -7,9 +7,10 @@ import parallelTools from './parallel-tools.ts'
 import resume from './resume.ts'
 import prefixStability from './prefix-stability.ts'
 import mcpCallOverhead from './mcp-call-overhead.ts'
+import compaction from './compaction.ts'
 
 /** Every scenario, in the order of the table. */
-export const scenarios: readonly Scenario<any>[] = [turnOverhead, toolTurns, growth, streaming, parallelTools, resume, prefixStability, mcpCallOverhead]
+export const scenarios: readonly Scenario<any>[] = [turnOverhead, toolTurns, growth, streaming, parallelTools, resume, prefixStability, mcpCallOverhead, compaction]
 
 export function scenario(id: string): Scenario<any> {
   const found = scenarios.find((s) => s.id === id)

@@ -71,7 +71,7 @@ export class TokenMeter {
 
   private next = 0
   /** The last reported request size, and the number of entries the history had right after that answer. */
-  private usage: { readonly total: number; readonly entries: number } | undefined
+  private usage: { total: number; entries: number } | undefined
   /** Tokens of the entries appended since `usage`. */
   private sinceUsage = 0
   private header: SessionEventMap['request/header'] | undefined
@@ -83,16 +83,33 @@ export class TokenMeter {
     private readonly typeInfo?: (type: string) => EventTypeInfo | undefined,
   ) {}
 
-  /** Reads the events appended since the last call. */
-  update(): void {
+  /** Reads the events appended since the last call (up to `end`, by default the whole log). */
+  update(end?: number): void {
     const session = this.session
-    const length = session.events.length
+    const events = session.events
+    const length = end === undefined ? events.length : Math.min(end, events.length)
     let seq = this.next
     if (seq >= length) return
     for (; seq < length; seq++) {
-      const type = session.typeAt(seq)
-      if (type === 'assistant/chunk') continue
-      this.read(session.events[seq]!, seq)
+      // Decided by type where that is enough: reading an entry of the log costs more than its type.
+      switch (session.typeAt(seq)) {
+        case 'assistant/chunk':
+        case 'step/end':
+        case 'turn/end':
+        case 'tool/call':
+        case 'session/meta':
+        case 'inbox/enqueue':
+        case 'inbox/dequeue':
+        case 'inbox/discard':
+        case 'inbox/requeue':
+          continue
+        case 'turn/start':
+        case 'step/start':
+          this.boundaries.push(seq)
+          continue
+        default:
+          this.read(events[seq]!, seq)
+      }
     }
     this.next = length
   }
@@ -152,15 +169,13 @@ export class TokenMeter {
         if (data.message.content.length > 0) this.add(seq, data.message)
         if (usage) {
           const total = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
-          this.usage = { total, entries: this.entries.length }
+          const last = (this.usage ??= { total, entries: 0 })
+          last.total = total
+          last.entries = this.entries.length
           this.sinceUsage = 0
         }
         return
       }
-      case 'turn/start':
-      case 'step/start':
-        this.boundaries.push(seq)
-        return
       case 'request/header':
         this.header = event.data
         this.headerTokens = this.estimator.header(event.data.system, event.data.tools as readonly ToolSchema[])
