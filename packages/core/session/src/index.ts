@@ -1,5 +1,5 @@
 import './events'
-import { SessionStore } from './store'
+import { SessionStore } from './service'
 
 export default SessionStore
 export { SessionStore }

@@ -4,7 +4,7 @@ import type { Session } from './session'
 import type { AnySessionEvent } from './types'
 // The declarations this entry relies on (ctx.sessions, session/* events), for its own .d.ts build.
 import type {} from './events'
-import type {} from './store'
+import type {} from './service'
 
 /** The name this companion registers with `ctx.invariants`. */
 export const LOG_STRUCTURE = 'session/log-structure'

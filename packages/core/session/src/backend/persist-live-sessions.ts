@@ -1,7 +1,7 @@
 import type { Context } from '../cordis'
 import { observeSessions } from '../observers'
 import type {} from '../events'
-import type {} from '../store'
+import type {} from '../service'
 import { teardownTakesTheSessions } from './app-teardown'
 import { LiveSessions, type ClaimSession, type LiveSessionBackend, type LiveWriter } from './live-sessions'
 
