@@ -90,7 +90,7 @@ describe('the config file', () => {
     expect(await failure([], { 'dsh.config.json': '{ "maxParalelToolCalls": 2 }' })).toEqual({
       code: 'INVALID_CONFIG',
       message:
-        '<dir>/dsh.config.json: unknown field "maxParalelToolCalls" (known here: maxParallelToolCalls, durability, agents, systemPrompt, defaultModel, retry, invariants, provider, baseUrl, model, apiKeyEnv, reasoningEffort, dataDir, cwd, scripted, openai)',
+        '<dir>/dsh.config.json: unknown field "maxParalelToolCalls" (known here: maxParallelToolCalls, durability, agents, systemPrompt, defaultModel, retry, invariants, provider, baseUrl, model, apiKeyEnv, reasoningEffort, dataDir, cwd, scripted, openai, mcpConfig)',
     })
     expect(await failure([], { 'dsh.config.json': '{ "retry": { "maxDelay": 10 } }' })).toEqual({
       code: 'INVALID_CONFIG',

@@ -10,6 +10,7 @@ import type { ApprovalRequest, ApprovalResponse } from '@deepseek-ai/dsh-tools'
 import { Context } from '../cordis'
 import { AgentSpine } from '@deepseek-ai/dsh-agent-spine'
 import { ApprovalService } from './approval'
+import { mountMcp } from './mcp'
 import type { DemoSettings } from './settings'
 
 /** The running Cordis app of the command line. */
@@ -64,6 +65,7 @@ export async function startApp(
       else await ctx.plugin(OpenAiProviders, { providers: [route.config] })
       await ctx.plugin(WorkspaceTools, { root: settings.cwd })
       await ctx.plugin(Permissions, { root: settings.cwd, mode: settings.mode, allowBypass: settings.mode === 'bypass' })
+      await mountMcp(ctx, settings.mcpServers)
       if (options.plugin !== undefined) await ctx.plugin(await loadPlugin(options.plugin))
       ctx.inject(['agents', 'sessions', 'sessionPersistence', 'permissions'], (inner) => ready(inner))
     },

@@ -30,6 +30,8 @@ export interface CliFileConfig {
   scripted?: Record<string, unknown>
   /** More fields of the OpenAI-compatible provider (`@deepseek-ai/dsh-llm-openai` `ProviderConfig`): headers, models, timeouts. */
   openai?: ProviderConfig
+  /** A JSON file of MCP servers in the `mcpServers` shape (dsh-mcp); relative to the config file. */
+  mcpConfig?: string
 }
 
 export const CliFileConfig: Schema<CliFileConfig> = Schema.object({
@@ -42,6 +44,7 @@ export const CliFileConfig: Schema<CliFileConfig> = Schema.object({
   cwd: Schema.string().description('Workspace directory of the tools.'),
   scripted: Schema.dict(Schema.any()).description('Options of the scripted offline model.'),
   openai: ProviderConfig.description('More options of the OpenAI-compatible provider.'),
+  mcpConfig: Schema.string().description('A JSON file of MCP servers in the mcpServers shape.'),
 }) as Schema<CliFileConfig>
 
 /** The whole file: the spine bundle's config plus the command line's fields. */

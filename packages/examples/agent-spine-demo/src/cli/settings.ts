@@ -5,7 +5,9 @@ import { parseArgs } from 'node:util'
 import { isPermissionMode, type PermissionMode } from '@deepseek-ai/dsh-permissions'
 import { isSafeSessionId } from '@deepseek-ai/dsh-session-jsonl'
 import type { SpineConfig } from '@deepseek-ai/dsh-agent-spine'
+import type { McpServerConfig } from '@deepseek-ai/dsh-mcp'
 import { loadConfigFile } from './config-file'
+import { readMcpServers } from './mcp'
 import { CliError } from './errors'
 import { MAX_TIMER_MS, resolveModelRoute, type ModelRoute } from './model-route'
 
@@ -31,13 +33,15 @@ Options:
       --api-key-env <VAR>     environment variable holding the API key (presets: DEEPSEEK_API_KEY, OPENAI_API_KEY)
       --reasoning-effort <e>  reasoning effort of every request (the model must accept it)
       --chunk-delay-ms <n>    scripted model: wait n ms before each streamed chunk (0 to 2147483647)
+      --mcp-config <file>     MCP servers to use, a JSON file in the "mcpServers" shape (stdio commands or
+                              Streamable HTTP urls; \${VAR} is read from the environment)
   -h, --help                  show this help
 
 Interactive: Enter sends a message; typing while the agent works steers it; Ctrl-C cancels
 the running turn, a second Ctrl-C (or Ctrl-C when idle) exits, a third ends the process at once.
 Approval questions: y allows, n (or Enter) denies, a allows the same kind of call for the rest of
 the session (when offered), anything else denies and is passed to the agent as your reason.
-Commands: /mode [mode], /trust, /sessions, /resume <id>, /new, /exit.
+Commands: /mode [mode], /trust, /sessions, /resume <id>, /new, /mcp, /exit.
 Permission rules: ~/.dsh/settings.json, and .dsh/settings.json in the workspace once you /trust it.`
 
 /** Everything a run needs, resolved from flags over the config file over defaults. */
@@ -60,6 +64,8 @@ export interface DemoSettings {
   reasoningEffort: string | undefined
   /** The spine bundle's config, with `defaultModel` set to the route. */
   spine: SpineConfig
+  /** The MCP servers of `--mcp-config` (or the config file's `mcpConfig`), as the file gives them. */
+  mcpServers?: Record<string, McpServerConfig>
 }
 
 const flags = {
@@ -77,6 +83,7 @@ const flags = {
   'api-key-env': { type: 'string' },
   'reasoning-effort': { type: 'string' },
   'chunk-delay-ms': { type: 'string' },
+  'mcp-config': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -131,7 +138,13 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     env,
   )
 
-  const { provider: _p, baseUrl: _b, model: _m, apiKeyEnv: _k, reasoningEffort, dataDir, cwd: _c, scripted: _s, openai: _o, ...spine } = config
+  const { provider: _p, baseUrl: _b, model: _m, apiKeyEnv: _k, reasoningEffort, dataDir, cwd: _c, scripted: _s, openai: _o, mcpConfig, ...spine } = config
+  const mcpServers =
+    values['mcp-config'] !== undefined
+      ? await readMcpServers(resolve(workingDirectory, values['mcp-config']), 'INVALID_ARGS')
+      : mcpConfig !== undefined
+        ? await readMcpServers(resolve(base, mcpConfig), 'INVALID_CONFIG')
+        : undefined
   return {
     prompt: values.prompt,
     json: values.json ?? false,
@@ -144,6 +157,7 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     route,
     reasoningEffort: values['reasoning-effort'] ?? reasoningEffort,
     spine: { ...spine, defaultModel: { provider: route.provider, model: route.model } },
+    ...(mcpServers !== undefined ? { mcpServers } : {}),
   }
 }
 

@@ -7,7 +7,7 @@ import type { Output } from './output'
 
 export const HELP =
   'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits\n' +
-  'Commands: /mode [default|accept-edits|plan] · /trust · /sessions (list saved sessions) · /resume <id> · /new · /exit'
+  'Commands: /mode [default|accept-edits|plan] · /trust · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit'
 
 /** What the slash commands act on. */
 export interface CommandContext {
@@ -29,6 +29,8 @@ export interface CommandContext {
   setMode(mode: PermissionMode): void
   /** Trusts the workspace: its `.dsh/settings.json` rules apply from now on. */
   trust(): Promise<WorkspaceSettingsStatus | undefined>
+  /** `/mcp`: the MCP servers the current agent sees, their state and tools, as lines. */
+  mcp(): readonly string[]
 }
 
 /** How many sessions `/sessions` lists. */
@@ -50,6 +52,9 @@ export async function runCommand(text: string, context: CommandContext): Promise
       return reprompt()
     case '/sessions':
       await listSessions(context)
+      return reprompt()
+    case '/mcp':
+      for (const line of context.mcp()) output.line(line)
       return reprompt()
     case '/mode': {
       const wanted = args[0]

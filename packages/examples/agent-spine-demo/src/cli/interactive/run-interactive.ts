@@ -14,6 +14,7 @@ import { styleFor } from '../style'
 import { transcriptLines } from '../transcript'
 import { AgentSlot } from './agent-slot'
 import { HELP, runCommand, type CommandContext } from './commands'
+import { mcpLines } from '../mcp'
 import { InteractiveMachine, type MachineHost } from './machine'
 import { Output } from './output'
 
@@ -132,6 +133,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
       chosenMode = mode
     },
     trust: () => app.ctx.permissions.trustWorkspace(),
+    mcp: () => mcpLines(app.ctx, slot.current.agent),
     switchTo: async (resume) => {
       try {
         await slot.switchTo(resume)
