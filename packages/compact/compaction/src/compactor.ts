@@ -60,7 +60,7 @@ export class Compactor {
 
   /** One compaction of `state`'s agent; at most one runs per agent (a second one is skipped). */
   async run(state: AgentState, reason: CompactionReason, options: RunOptions): Promise<CompactionResult> {
-    if (state.running) return { kind: 'skipped', reason, why: 'a compaction of this agent is already running' }
+    if (state.running) return { kind: 'skipped', reason, code: 'RUNNING', why: 'a compaction of this agent is already running' }
     state.running = true
     try {
       return await this.runExclusive(state, reason, options)
@@ -88,6 +88,7 @@ export class Compactor {
       return {
         kind: 'skipped',
         reason,
+        code: 'NOTHING_TO_COMPACT',
         why: `nothing to compact: the history after the last summary (about ${format(Math.ceil(tail * calibration))} tokens) is all within the protected tail (${format(Math.floor(window * tailShare))} tokens)`,
       }
     }
@@ -114,6 +115,7 @@ export class Compactor {
         return {
           kind: 'skipped',
           reason,
+          code: 'NOT_SMALLER',
           why: `nothing to gain: the ${format(Math.ceil(calibration * plan.rangeTokens))} tokens before the protected tail are no more than what a summary keeps of them verbatim (about ${format(Math.ceil(calibration * floor))} tokens)`,
         }
       }
@@ -159,10 +161,13 @@ export class Compactor {
         const message = summaryMessage({ ...kept, summary: summary.summary })
         const replacementTokens = meter.count(message)
         if (replacementTokens >= plan.rangeTokens) {
-          throw new CompactionError(
-            'NOT_SMALLER',
-            `the summary (about ${format(Math.ceil(calibration * replacementTokens))} tokens with what it keeps verbatim) would not be smaller than the ${format(Math.ceil(calibration * plan.rangeTokens))} tokens it replaces; nothing was compacted`,
-          )
+          // Nothing failed: the history is already about as small as a summary can make it. The log
+          // closes the start (with what the summary cost); the caller gets a skip, not an error.
+          const why = `nothing to gain: the summary (about ${format(Math.ceil(calibration * replacementTokens))} tokens with what it keeps verbatim) would not be smaller than the ${format(Math.ceil(calibration * plan.rangeTokens))} tokens it replaces; nothing was compacted`
+          const failed = appendFailed(session, { code: 'NOT_SMALLER', message: why, usage: summary.usage, calls: summary.calls }, this.log)
+          if (reason === 'manual') await this.sessions.flush(session).catch((error: unknown) => this.log.warn(error))
+          this.log.info('agent %s: compaction (%s) wrote nothing: %s', agent.id, reason, why)
+          return { kind: 'skipped', reason, code: 'NOT_SMALLER', why, ...(failed !== undefined ? { seq: failed } : {}) }
         }
         tokensAfter = Math.ceil(calibration * (meter.headerTokens + meter.historyTokens - plan.rangeTokens + meter.count(message)))
         seq = appendReplacement(session, 'compaction/summary', {
@@ -187,11 +192,7 @@ export class Compactor {
     } catch (error) {
       const failure =
         error instanceof CompactionError ? error : new CompactionError('SUMMARY_FAILED', `the compaction failed: ${describe(error)}; nothing was compacted`, { cause: error })
-      try {
-        session.append('compaction/failed', { code: failure.code, message: failure.message })
-      } catch (refused) {
-        this.log.warn(refused)
-      }
+      appendFailed(session, { code: failure.code, message: failure.message }, this.log)
       throw failure
     }
   }
@@ -271,6 +272,16 @@ function appendReplacement<K extends 'compaction/summary' | 'compaction/prune'>(
     return session.append(type, data).seq
   } catch (error) {
     throw new CompactionError('APPEND_REFUSED', `the session log refused ${type}: ${describe(error)}; nothing was compacted`, { cause: error })
+  }
+}
+
+/** Appends the `compaction/failed` that closes a start; returns its seq, or undefined when the log refused it (logged). */
+function appendFailed(session: Session, data: SessionEventMap['compaction/failed'], log: CompactionLog): number | undefined {
+  try {
+    return session.append('compaction/failed', data).seq
+  } catch (refused) {
+    log.warn(refused)
+    return undefined
   }
 }
 

@@ -11,7 +11,11 @@ export interface CompactionErrorCodeMap {
   ABORTED: true
   /** The process stopped between `compaction/start` and its outcome (written on resume). */
   INTERRUPTED: true
-  /** The summary came out no smaller than what it would replace, so nothing was shadowed. */
+  /**
+   * The summary came out no smaller than what it would replace, so nothing
+   * was shadowed. Only a `compaction/failed` code: `compact()` resolves with
+   * `{ kind: 'skipped', code: 'NOT_SMALLER' }` then, since nothing failed.
+   */
   NOT_SMALLER: true
   /** The session log refused a compaction event; nothing was shadowed. */
   APPEND_REFUSED: true

@@ -17,6 +17,8 @@ export type {
   CompactionReason,
   CompactionRecord,
   CompactionResult,
+  CompactionSkipCode,
+  CompactionSkipped,
   CompactionStatus,
   CompactOptions,
   KeptUserMessages,

@@ -104,11 +104,16 @@ export class Compaction extends Service {
    * turn opens meanwhile. Called from inside the agent's own turn (a tool),
    * it runs at the turn's next step instead.
    *
-   * Resolves with the compaction's record, or `{ kind: 'skipped', why }`
-   * when there is nothing before the tail to compact. Rejects with a
-   * `CompactionError` when the summary fails or `signal` (or the agent's
-   * disposal) aborts it; nothing is shadowed then, and the log says why
-   * (`compaction/failed`).
+   * Resolves with the compaction's record, or `{ kind: 'skipped', code,
+   * why }` when it replaced nothing although nothing failed: there is
+   * nothing before the tail to compact (`NOTHING_TO_COMPACT`, nothing
+   * logged), or a summary would not be, or came out not, smaller than the
+   * range (`NOT_SMALLER`; when the summary was written, the log closes the
+   * start with `compaction/failed { code: 'NOT_SMALLER', usage }` and `seq`
+   * names it). Rejects with a `CompactionError` when the summary fails or
+   * `signal` (or the agent's disposal) aborts it; nothing is shadowed then,
+   * and the log says why (`compaction/failed`). Either way the agent goes
+   * on with its history as it was.
    */
   compact(agent: Agent, options: CompactOptions = {}): Promise<CompactionResult> {
     if (!agent || typeof agent !== 'object' || typeof agent.runMaintenance !== 'function' || !agent.session) {

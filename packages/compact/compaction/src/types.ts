@@ -95,11 +95,13 @@ declare module '@deepseek-ai/dsh-session' {
     }
     /**
      * Log-only: the compaction that started last did not replace anything
-     * (the summary call failed or was cancelled, the log refused it, or the
+     * (the summary call failed or was cancelled, the summary came out no
+     * smaller than the range: `NOT_SMALLER`, the log refused it, or the
      * process stopped: `INTERRUPTED`). Nothing was shadowed and no history
-     * was lost. Registered ignorable.
+     * was lost. `usage` and `calls` are the summarizer's, when a summary was
+     * written but not used. Registered ignorable.
      */
-    'compaction/failed': { code: string; message: string }
+    'compaction/failed': { code: string; message: string; usage?: TokenUsage; calls?: number }
   }
 }
 
@@ -150,10 +152,38 @@ export interface CompactionRecord {
   readonly tokensAfter: number
 }
 
-/** What `ctx.compaction.compact()` resolves to. */
-export type CompactionResult =
-  | (CompactionRecord & { readonly from: number; readonly to: number })
-  | { readonly kind: 'skipped'; readonly reason: CompactionReason; readonly why: string }
+/**
+ * Why a compaction replaced nothing although nothing went wrong:
+ * `NOTHING_TO_COMPACT` (the whole history is within the protected tail),
+ * `NOT_SMALLER` (a summary would not be, or came out not, smaller than what
+ * it replaces), `RUNNING` (a compaction of the agent is already running).
+ */
+export type CompactionSkipCode = 'NOTHING_TO_COMPACT' | 'NOT_SMALLER' | 'RUNNING'
+
+/** A compaction that replaced nothing, and why (`CompactionResult`). */
+export interface CompactionSkipped {
+  readonly kind: 'skipped'
+  readonly reason: CompactionReason
+  readonly code: CompactionSkipCode
+  /** The reason in words, with the figures. */
+  readonly why: string
+  /**
+   * The seq of the `compaction/failed` that records it, when the compaction
+   * got as far as the log: a summary was written (its usage is in that
+   * event) and came out no smaller than the range. Absent when it was
+   * decided before anything was logged.
+   */
+  readonly seq?: number
+}
+
+/**
+ * What `ctx.compaction.compact()` resolves to: the record of what it
+ * replaced, or `skipped` when it replaced nothing for a reason that is not a
+ * failure (the history is already as small as a compaction can make it).
+ * Failures (the summary call failed, an abort, a refused write) reject with
+ * a `CompactionError` instead.
+ */
+export type CompactionResult = (CompactionRecord & { readonly from: number; readonly to: number }) | CompactionSkipped
 
 export interface CompactOptions {
   /** Extra instructions for the summary ("keep the API decisions"); they go into the summarizer's request. */

@@ -95,9 +95,37 @@ describe('compact() and status() (R-CMP-8)', () => {
     expect(await h.root.compaction.compact(agent)).toEqual({
       kind: 'skipped',
       reason: 'manual',
+      code: 'NOTHING_TO_COMPACT',
       why: 'nothing to compact: the history after the last summary (about 10 tokens) is all within the protected tail (2,000 tokens)',
     })
     expect(compactionEvents(agent.session)).toEqual([])
+  })
+
+  it('a summary that comes out no smaller than the range: a skip (not an error), the start closed with its usage, nothing shadowed, the agent goes on', async () => {
+    const h = await harness({ ...WINDOW, respond: answer, summary: () => ({ text: chars(8_000, 's'), usage: { inputTokens: 3_000, outputTokens: 2_000 } }) })
+    const agent = await threeTurns(h)
+    const before = agent.session.deriveMessages()
+    const result = await h.root.compaction.compact(agent)
+    const events = compactionEvents(agent.session)
+    expect(result).toEqual({
+      kind: 'skipped',
+      reason: 'manual',
+      code: 'NOT_SMALLER',
+      why: expect.stringMatching(/^nothing to gain: the summary \(about [\d,]+ tokens with what it keeps verbatim\) would not be smaller than the [\d,]+ tokens it replaces; nothing was compacted$/),
+      seq: events[1]!.seq,
+    })
+    expect(events.map((event) => [event.type, event.data])).toEqual([
+      ['compaction/start', expect.objectContaining({ reason: 'manual' })],
+      ['compaction/failed', { code: 'NOT_SMALLER', message: (result as { why: string }).why, usage: { inputTokens: 3_000, outputTokens: 2_000 }, calls: 1 }],
+    ])
+    expect(agent.session.deriveMessages()).toEqual(before)
+    expect(h.root.compaction.status(agent)).toMatchObject({ compactions: 0, running: false })
+    expect(h.root.compaction.status(agent)).not.toHaveProperty('last')
+    await turn(agent, 'next')
+    expect(agent.status).toBe('idle')
+    expect(texts(h.agentRequests.at(-1)!.messages).at(-1)).toBe('user: next')
+    expect(trace(agent.session).at(-1)).toBe('turn/end 4 completed')
+    await h.expectClean()
   })
 
   it("announces agent/session-start('compact'); what a listener injects then is seen after the replacement", async () => {

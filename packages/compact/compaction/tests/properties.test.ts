@@ -6,7 +6,7 @@ import { defineTool } from '@deepseek-ai/dsh-tools'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { TokenMeter } from '../src'
+import { TokenMeter, type CompactionResult } from '../src'
 import { charEstimator, chars, harness, type Harness } from './helpers'
 
 /** One step of a random session. */
@@ -121,20 +121,27 @@ function startsClosed(session: Session): string[] {
   return found
 }
 
-export async function runOps(ops: readonly Op[], dump?: (session: Session) => void): Promise<void> {
+/** Runs `ops` on a fresh app, checking the invariants after each; resolves with what each `compact` op resolved to. */
+export async function runOps(ops: readonly Op[], dump?: (session: Session) => void): Promise<CompactionResult[]> {
   const overflowed = new Set<string>()
   const h = await harness({ window: 4_000, maxOutput: 500, tools: [cat], respond: model(overflowed), summary: () => ({ text: 'A summary of the work so far.', usage: false }) })
   const failures: string[] = []
   watchTails(h, failures)
   let agent: Agent = await h.agent()
   let id = 0
+  const results: CompactionResult[] = []
   try {
     for (const o of ops) {
       if (o.kind === 'send') {
         agent.followup(promptText(++id, o))
         await agent.whenIdle()
       } else if (o.kind === 'compact') {
-        await h.root.compaction.compact(agent, o.instructions ? { instructions: 'Keep every number.' } : {})
+        // Never rejects here (nothing fails in these runs): a compaction that cannot shrink the history is a skip.
+        const result = await h.root.compaction.compact(agent, o.instructions ? { instructions: 'Keep every number.' } : {})
+        results.push(result)
+        if (result.kind === 'skipped' && result.seq !== undefined) {
+          expect(agent.session.events[result.seq], 'the compaction/failed a skip names').toMatchObject({ type: 'compaction/failed', data: { code: result.code } })
+        }
       } else if (o.kind === 'cancel') {
         // The next model call (a summary, when one is due, or the agent's) is cancelled as it starts.
         const held = h.model.control()
@@ -165,6 +172,7 @@ export async function runOps(ops: readonly Op[], dump?: (session: Session) => vo
       }
       expect([...calls], 'tool calls without results').toEqual([])
     }
+    return results
   } catch (error) {
     dump?.(agent.session)
     throw error
@@ -175,6 +183,33 @@ export async function runOps(ops: readonly Op[], dump?: (session: Session) => vo
 
 describe('random send / compact / cancel / resume sequences (R-CMP-5, R-CMP-6, R-CMP-7)', () => {
   it('keep the log invariants, the request reconstruction and the protected tail', { timeout: 120_000 }, async () => {
-    await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 3, maxLength: 14 }), (ops) => runOps(ops)), { numRuns: 20 })
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 3, maxLength: 14 }), async (ops) => void (await runOps(ops))),
+      { numRuns: 20 },
+    )
+  })
+
+  it('a manual compaction whose summary is no smaller than the range resolves as a skip and the session goes on (seed 271952726)', { timeout: 60_000 }, async () => {
+    // The counterexample CI found: compact() rejected with NOT_SMALLER, failing its caller.
+    const send = (prompt: number, answer: number, tool = 0): Op => ({ kind: 'send', prompt, answer, tool, overflow: false })
+    const results = await runOps([
+      send(1, 26),
+      send(1, 1, 316),
+      send(1, 1),
+      { kind: 'cancel', prompt: 38 },
+      send(475, 272),
+      { kind: 'resume' },
+      { kind: 'compact', instructions: false },
+      { kind: 'cancel', prompt: 1 },
+    ])
+    expect(results).toEqual([
+      {
+        kind: 'skipped',
+        reason: 'manual',
+        code: 'NOT_SMALLER',
+        why: expect.stringMatching(/^nothing to gain: the summary \(about [\d,]+ tokens with what it keeps verbatim\) would not be smaller than the [\d,]+ tokens it replaces; nothing was compacted$/),
+        seq: expect.any(Number),
+      },
+    ])
   })
 })
