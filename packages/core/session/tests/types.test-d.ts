@@ -19,7 +19,7 @@ test('a plugin merges an event type and appends it with its own data type', () =
 
 test('AnySessionEvent narrows by type', () => {
   const event = {} as AnySessionEvent
-  if (event.type === 'assistant/chunk') expectTypeOf(event.data.chunk.type).toEqualTypeOf<'text-delta' | 'reasoning-delta' | 'tool-call-delta' | 'usage' | 'finish'>()
+  if (event.type === 'assistant/chunk') expectTypeOf(event.data.chunk.type).toEqualTypeOf<'text-delta' | 'reasoning-delta' | 'tool-call-delta' | 'redacted-reasoning-delta' | 'usage' | 'finish'>()
   if (event.type === 'typetest/goal') expectTypeOf(event.data.goal).toBeString()
 })
 

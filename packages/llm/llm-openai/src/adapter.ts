@@ -138,6 +138,9 @@ export class OpenAiAdapter implements LlmAdapter {
           if (chunk.type === 'finish' && chunk.reason.kind === 'error') {
             yield { type: 'finish', reason: { kind: 'error', failure: secrets.failure(chunk.reason.failure) } }
           } else yield chunk
+        } else if (chunk.type === 'redacted-reasoning-delta') {
+          // Opaque provider state: passed byte for byte (this API never sends it; the branch keeps the union total).
+          yield chunk
         } else {
           const passed = content.pass(chunk)
           if (passed !== undefined) yield passed

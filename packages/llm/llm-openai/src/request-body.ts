@@ -129,6 +129,9 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
       case 'tool-call':
         calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } })
         break
+      case 'redacted-reasoning':
+        // Another provider's encrypted reasoning (Anthropic): nothing this API can take or a model can read, so dropped.
+        break
       default:
         throw badRequest(
           `${where}.content[${i}] is a "${block.type}" block in an assistant message; the OpenAI-compatible adapter sends only text, reasoning and tool-call blocks there`,
@@ -160,7 +163,9 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
  * - An assistant message becomes `content` (its text, or `null` when it only
  *   calls tools), `tool_calls`, and `reasoning_content` only when the model is
  *   configured with `replayReasoning`.
- * - `source`, message ids, `isError` and reasoning signatures are not sent.
+ * - `source`, message ids, `isError`, reasoning signatures and
+ *   `redacted-reasoning` blocks (opaque state of another provider) are not
+ *   sent: a conversation that holds them sends the same bytes as one without.
  *   Any block type the adapter does not know is refused with `BAD_REQUEST`
  *   rather than silently dropped.
  */

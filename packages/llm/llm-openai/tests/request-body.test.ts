@@ -210,6 +210,21 @@ describe('request mapping', () => {
     expect(server.requests[1]!.raw).not.toContain('opaque-sig')
   })
 
+  it('a redacted-reasoning block (encrypted reasoning of another provider) is dropped: the bytes sent equal those of the conversation without it', async () => {
+    const redacted = { type: 'redacted-reasoning', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP+=' } as const
+    const withRedacted = conversation.map((message) =>
+      message.role === 'assistant' ? { ...message, content: [redacted, ...message.content, redacted] } : message,
+    )
+    for (const provider of [{}, { models: { 'test-model': { replayReasoning: true } } }] satisfies ProviderConfig[]) {
+      server.requests.length = 0
+      await send(provider, { system: 'You are dsh.', tools })
+      await send(provider, { system: 'You are dsh.', tools, messages: withRedacted })
+      expect(server.requests).toHaveLength(2)
+      expect(server.requests[1]!.raw).toBe(server.requests[0]!.raw)
+      expect(server.requests[1]!.raw).not.toContain('EmwKAhgB')
+    }
+  })
+
   it('sends content null for an assistant message that only calls tools, and a tool result with only an image gets a placeholder text', async () => {
     const messages: Message[] = [
       createUserMessage('Screenshot please'),

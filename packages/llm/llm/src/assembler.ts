@@ -9,8 +9,8 @@ export interface AssembledResponse {
    * The content blocks, ordered by index. For a stream that finished with
    * `stop`, `tool-calls` or `max-tokens` these are all the blocks as streamed.
    * For an `error` or `aborted` finish, or a malformed stream, they are the
-   * `partial()` blocks: text and reasoning as received, and only the tool
-   * calls whose arguments parse as JSON.
+   * `partial()` blocks: text, reasoning and redacted reasoning as received,
+   * and only the tool calls whose arguments parse as JSON.
    */
   content: ContentBlock[]
   /** The last `usage` snapshot, if any arrived. */
@@ -48,8 +48,9 @@ export interface Assembler {
   /** The response so far; a stream without `finish` is reported as `MALFORMED_STREAM`. */
   result(): AssembledResponse
   /**
-   * What is safe to keep of a stream that was cut (cancel, failure): the text
-   * and reasoning blocks received so far, and only the tool calls whose
+   * What is safe to keep of a stream that was cut (cancel, failure): the text,
+   * reasoning and redacted-reasoning blocks received so far (providers send a
+   * redacted block whole, in one chunk), and only the tool calls whose
    * arguments parse as JSON, ordered by index.
    */
   partial(): ContentBlock[]
@@ -58,9 +59,10 @@ export interface Assembler {
 const TEXT = 1
 const REASONING = 2
 const TOOL_CALL = 3
-type Kind = typeof TEXT | typeof REASONING | typeof TOOL_CALL
+const REDACTED = 4
+type Kind = typeof TEXT | typeof REASONING | typeof TOOL_CALL | typeof REDACTED
 
-const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool-call' } as const
+const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool-call', [REDACTED]: 'redacted-reasoning' } as const
 
 /** One content block under construction. One shape for every kind keeps the hot path monomorphic. */
 class BlockBuilder {
@@ -96,6 +98,7 @@ class BlockBuilder {
         ? { type: 'reasoning', text }
         : { type: 'reasoning', text, signature: this.signature }
     }
+    if (this.kind === REDACTED) return { type: 'redacted-reasoning', data: text }
     return { type: 'tool-call', id: this.id as CallId, name: this.name!, arguments: text }
   }
 }
@@ -155,6 +158,10 @@ class StreamAssembler implements Assembler {
       case 'tool-call-delta':
         if (typeof chunk.argumentsDelta !== 'string') return this.malformed(n, 'tool-call-delta.argumentsDelta must be a string')
         return this.toolCall(n, chunk)
+      case 'redacted-reasoning-delta':
+        if (typeof chunk.data !== 'string') return this.malformed(n, 'redacted-reasoning-delta.data must be a string')
+        this.append(n, chunk.index, REDACTED, chunk.data)
+        return
       case 'usage':
         if (chunk.usage === null || typeof chunk.usage !== 'object') return this.malformed(n, 'usage.usage must be an object')
         this.usage = chunk.usage

@@ -17,6 +17,15 @@ export interface ContentBlockMap {
   text: { type: 'text'; text: string }
   /** Model reasoning. `signature` is opaque provider state, replayed only to the same provider/model route. */
   reasoning: { type: 'reasoning'; text: string; signature?: string }
+  /**
+   * Reasoning the provider encrypted before sending it (Anthropic's
+   * `redacted_thinking`): `data` is opaque provider state, kept in the log so
+   * that it can be sent back. Like a `signature`, it is replayed only to the
+   * provider/model route that produced it; an adapter for any other route
+   * drops the block (it carries nothing a person or another model can read)
+   * instead of refusing the request.
+   */
+  'redacted-reasoning': { type: 'redacted-reasoning'; data: string }
   /** An image, base64-encoded. */
   image: { type: 'image'; mediaType: string; data: string }
   /** A call the model made. `arguments` is the raw JSON text exactly as streamed. */
@@ -29,6 +38,7 @@ export type ContentBlockType = keyof ContentBlockMap
 export type ContentBlock = ContentBlockMap[ContentBlockType]
 export type TextBlock = ContentBlockMap['text']
 export type ReasoningBlock = ContentBlockMap['reasoning']
+export type RedactedReasoningBlock = ContentBlockMap['redacted-reasoning']
 export type ImageBlock = ContentBlockMap['image']
 export type ToolCallBlock = ContentBlockMap['tool-call']
 export type ToolResultBlock = ContentBlockMap['tool-result']

@@ -8,6 +8,7 @@ export type {
   MessageSourceKind,
   MessageSourceMap,
   ReasoningBlock,
+  RedactedReasoningBlock,
   TextBlock,
   ToolCallBlock,
   ToolResultBlock,

@@ -43,8 +43,12 @@ export type FinishReason = FinishReasonMap[FinishReasonKind]
  * - There is exactly one `finish`, and it is the last chunk. A stream that ends
  *   without `finish` is a failure: `EMPTY_RESPONSE` when it produced no chunk,
  *   `TRANSPORT` otherwise.
- * - Opaque provider state (reasoning `signature`s) is replayed only to the same
- *   provider/model route.
+ * - Opaque provider state (reasoning `signature`s, `redacted-reasoning`
+ *   blocks) is replayed only to the same provider/model route.
+ * - A `redacted-reasoning-delta` opens (or extends) a `redacted-reasoning`
+ *   block: its `data` pieces concatenate like text. Providers send such a
+ *   block whole, so it is usually one chunk; the data is opaque and must
+ *   reach the log byte for byte (an adapter never rewrites it).
  *
  * Chunks are small flat JSON objects; the loop logs each one as it arrives.
  */
@@ -52,6 +56,7 @@ export type StreamChunk =
   | { type: 'text-delta'; index: number; text: string }
   | { type: 'reasoning-delta'; index: number; text: string; signature?: string }
   | { type: 'tool-call-delta'; index: number; id?: CallId; name?: string; argumentsDelta: string }
+  | { type: 'redacted-reasoning-delta'; index: number; data: string }
   | { type: 'usage'; usage: TokenUsage }
   | { type: 'finish'; reason: FinishReason }
 

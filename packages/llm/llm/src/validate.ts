@@ -30,6 +30,8 @@ function blockProblem(block: unknown, path: string): string | undefined {
     case 'reasoning':
       if (!isString(b.text)) return `${path}.text must be a string`
       return b.signature === undefined || isString(b.signature) ? undefined : `${path}.signature must be a string`
+    case 'redacted-reasoning':
+      return isString(b.data) ? undefined : `${path}.data must be a string`
     case 'image':
       if (!isString(b.mediaType) || !b.mediaType) return `${path}.mediaType must be a non-empty string`
       return isString(b.data) ? undefined : `${path}.data must be a base64 string`

@@ -50,6 +50,16 @@ describe('protocolProblems (R-LLM-6)', () => {
     ])
   })
 
+  it('redacted reasoning is a known block: its data a string, its kind fixed like any other', () => {
+    const redacted = { type: 'redacted-reasoning-delta', index: 0, data: 'EmwKAhgB+/=' }
+    expect(protocolProblems(ended(redacted, { type: 'text-delta', index: 1, text: 'a' }, stop))).toEqual([])
+    expect(protocolProblems(ended({ ...redacted, data: 7 }, stop))).toEqual(['chunk 0: data must be a string', assemblerRefuses])
+    expect(protocolProblems(ended(redacted, { type: 'reasoning-delta', index: 0, text: 'b' }, stop))).toEqual([
+      'chunk 1: block 0 started with a redacted-reasoning-delta and then got a reasoning-delta',
+      assemblerRefuses,
+    ])
+  })
+
   it('the first tool-call delta of a block carries id and name; later ones keep them; ids differ', () => {
     expect(protocolProblems(ended({ type: 'tool-call-delta', index: 0, name: 'read', argumentsDelta: '{}' }, stop))).toEqual([
       'chunk 0: the first tool-call-delta of block 0 must carry its id and name',

@@ -13,7 +13,7 @@ import { Shape } from './chunk-shape'
  *
  *   {"type":"assistant/chunk","seq":S,"time":T,"data":{"turn":A,"step":B,"chunk":C}}
  *
- * with `C` one of the four string shapes of `chunk-shape.ts`. Strings are
+ * with `C` one of the five string shapes of `chunk-shape.ts`. Strings are
  * taken as ASCII bytes when they hold no escape and no byte above 0x7F, and
  * decoded by `JSON.parse` otherwise. Anything else, a control character in a
  * string included, is not recognized, and the caller parses the line the
@@ -42,9 +42,11 @@ const CHUNK = literal(',"chunk":{"type":"')
 const TEXT_DELTA = literal('text-delta","index":')
 const REASONING_DELTA = literal('reasoning-delta","index":')
 const TOOL_CALL_DELTA = literal('tool-call-delta","index":')
+const REDACTED_DELTA = literal('redacted-reasoning-delta","index":')
 const TEXT = literal(',"text":"')
 const SIGNATURE = literal(',"signature":"')
 const ARGUMENTS = literal(',"argumentsDelta":"')
+const DATA = literal(',"data":"')
 const ID = literal(',"id":"')
 const NAME = literal(',"name":"')
 
@@ -52,7 +54,7 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const BRACE = 0x7d
 const T = 0x74 // text-delta, tool-call-delta
-const R = 0x72 // reasoning-delta
+const R = 0x72 // reasoning-delta, redacted-reasoning-delta
 const MAX_TIME_DIGITS = 15
 
 // The line being read. Module state: a read is synchronous and never re-entered.
@@ -156,6 +158,7 @@ export function packChunkJson(pack: ChunkPack, source: Uint8Array, start: number
   if (kind === T && word(TEXT_DELTA)) shape = Shape.Text
   else if (kind === R && word(REASONING_DELTA)) shape = Shape.Reasoning
   else if (kind === T && word(TOOL_CALL_DELTA)) shape = Shape.ToolArguments
+  else if (kind === R && word(REDACTED_DELTA)) shape = Shape.RedactedReasoning
   else return -1
   const index = integer(10)
   if (index < 0 || index > 0x7fffffff) return -1
@@ -166,6 +169,8 @@ export function packChunkJson(pack: ChunkPack, source: Uint8Array, start: number
       shape = Shape.ToolCall
     }
     if (!word(ARGUMENTS) || !string()) return -1
+  } else if (shape === Shape.RedactedReasoning) {
+    if (!word(DATA) || !string()) return -1
   } else {
     if (!word(TEXT) || !string()) return -1
     if (shape === Shape.Reasoning && word(SIGNATURE)) {

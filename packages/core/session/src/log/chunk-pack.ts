@@ -90,6 +90,8 @@ export class ChunkPack {
         return this.addStrings(turn, step, time, shape, chunk.index, chunk.text, chunk.signature)
       case Shape.ToolArguments:
         return this.addStrings(turn, step, time, shape, chunk.index, chunk.argumentsDelta)
+      case Shape.RedactedReasoning:
+        return this.addStrings(turn, step, time, shape, chunk.index, chunk.data)
       case Shape.ToolCall:
         return this.addStrings(turn, step, time, shape, chunk.index, chunk.id, chunk.name, chunk.argumentsDelta)
       default:
@@ -191,6 +193,9 @@ export class ChunkPack {
       }
       case Shape.ToolArguments:
         chunk = Object.freeze({ type: 'tool-call-delta', index, argumentsDelta: text.slice(start, end) })
+        break
+      case Shape.RedactedReasoning:
+        chunk = Object.freeze({ type: 'redacted-reasoning-delta', index, data: text.slice(start, end) })
         break
       case Shape.ToolCall: {
         const split = this.splits[i]!

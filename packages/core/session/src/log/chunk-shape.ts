@@ -10,7 +10,7 @@
  * - data `{ turn, step, chunk }`, in this key order, `turn` and `step`
  *   integers from 1 to 2³¹ − 1, with a plain-object (`Object.prototype`)
  *   `chunk`;
- * - a chunk of one of the five shapes below, its keys in this order, each
+ * - a chunk of one of the six shapes below, its keys in this order, each
  *   field of the documented type (`index` an integer in 32-bit range).
  *
  * Anything else (an extra key, another key order, a float index, a `finish`
@@ -37,6 +37,8 @@ export const Shape = {
    * finite number or a boolean: kept as the frozen chunk object itself.
    */
   Object: 5,
+  /** `{ type: 'redacted-reasoning-delta', index, data }` (opaque provider data, kept byte for byte) */
+  RedactedReasoning: 6,
 } as const
 export type Shape = (typeof Shape)[keyof typeof Shape]
 
@@ -84,6 +86,8 @@ export function chunkShape(chunk: Record<string, unknown>): Shape | -1 {
         typeof chunk.name === 'string'
         ? Shape.ToolCall
         : -1
+    case 'redacted-reasoning-delta':
+      return keysAre(chunk, 'type', 'index', 'data') && isInt32(chunk.index) && typeof chunk.data === 'string' ? Shape.RedactedReasoning : -1
     case 'usage':
       return keysAre(chunk, 'type', 'usage') && flatObject(chunk.usage, true) ? Shape.Object : -1
     case 'finish':

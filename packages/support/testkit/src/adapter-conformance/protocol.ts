@@ -76,11 +76,16 @@ export function protocolProblems(played: PlayedStream): string[] {
     switch (chunk.type) {
       case 'text-delta':
       case 'reasoning-delta':
+      case 'redacted-reasoning-delta':
       case 'tool-call-delta': {
         if (!isIndex(chunk.index)) return void problems.push(`${at}: index must be a non-negative integer (got ${JSON.stringify(chunk.index)})`)
         const kind = kinds.get(chunk.index)
         if (kind === undefined) kinds.set(chunk.index, chunk.type)
         else if (kind !== chunk.type) problems.push(`${at}: block ${chunk.index} started with a ${kind} and then got a ${chunk.type}`)
+        if (chunk.type === 'redacted-reasoning-delta') {
+          if (typeof chunk.data !== 'string') problems.push(`${at}: data must be a string`)
+          return
+        }
         if (chunk.type !== 'tool-call-delta') {
           if (typeof chunk.text !== 'string') problems.push(`${at}: text must be a string`)
           return
