@@ -107,7 +107,7 @@ export class Compactor {
     const pruneMin = this.pruneMinTokens(window)
     const prunable = reason === 'manual' ? [] : prunableResults(meter.entries, plan.count, pruneMin)
     let prune = prunable.length ? pruneReplacement(meter, plan, prunable) : undefined
-    if (prune && estimate - Math.floor(calibration * prune.saved) > this.settings.pruneTarget * usable) prune = undefined
+    if (prune && meter.estimateAfter(-prune.saved) > this.settings.pruneTarget * usable) prune = undefined
     if (!prune) {
       // What a summary keeps verbatim is already as large as the range: a summary could only make it larger.
       const floor = meter.count(summaryMessage({ ...kept, summary: '' }))
@@ -146,7 +146,7 @@ export class Compactor {
       let seq: number
       let tokensAfter: number
       if (prune) {
-        tokensAfter = Math.ceil(calibration * (meter.headerTokens + meter.historyTokens - prune.saved))
+        tokensAfter = meter.estimateAfter(-prune.saved)
         seq = appendReplacement(session, 'compaction/prune', {
           from: prune.from,
           to: prune.to,
@@ -169,7 +169,7 @@ export class Compactor {
           this.log.info('agent %s: compaction (%s) wrote nothing: %s', agent.id, reason, why)
           return { kind: 'skipped', reason, code: 'NOT_SMALLER', why, ...(failed !== undefined ? { seq: failed } : {}) }
         }
-        tokensAfter = Math.ceil(calibration * (meter.headerTokens + meter.historyTokens - plan.rangeTokens + meter.count(message)))
+        tokensAfter = meter.estimateAfter(replacementTokens - plan.rangeTokens)
         seq = appendReplacement(session, 'compaction/summary', {
           from: plan.from,
           to: plan.to,

@@ -38,9 +38,10 @@ const CALIBRATION_FLOOR = 64
  *
  * The estimate of the next request is the last request's reported size
  * (input + cache-read + cache-write + output, which the adapters report
- * without overlap) plus the estimate of every message appended since. After
- * a compaction (the history was rewritten) and before the first usage, it is
- * the estimate of the request header plus the whole history.
+ * without overlap) plus the estimate of every change since: the messages
+ * appended, less what a compaction removed and plus its replacement. Before
+ * the first usage it is the estimate of the request header plus the whole
+ * history.
  *
  * The estimator is calibrated against the provider: at each reported usage
  * the meter compares the reported input with its own estimate of the same
@@ -72,8 +73,10 @@ export class TokenMeter {
   private next = 0
   /** The last reported request size, and the number of entries the history had right after that answer. */
   private usage: { total: number; entries: number } | undefined
-  /** Tokens of the entries appended since `usage`. */
+  /** Tokens of the entries appended since `usage`, less those a shadow removed since (so it may be negative). */
   private sinceUsage = 0
+  /** A shadow changed the history since `usage`: `sinceUsage` no longer maps to a run of entries. */
+  private shadowedSinceUsage = false
   private header: SessionEventMap['request/header'] | undefined
   private lastReason: CompactionReason = 'pressure'
 
@@ -116,8 +119,17 @@ export class TokenMeter {
 
   /** The estimate of the next request, in tokens (calibrated). */
   estimate(): number {
-    if (this.usage) return this.usage.total + Math.ceil(this.calibration * this.sinceUsage)
-    return Math.ceil(this.calibration * (this.headerTokens + this.historyTokens))
+    return this.estimateAfter(0)
+  }
+
+  /**
+   * The estimate once the history changes by `delta` estimated tokens
+   * (uncalibrated; a compaction's replacement less what it removes): exactly
+   * what `estimate()` will say after that change is read.
+   */
+  estimateAfter(delta: number): number {
+    if (this.usage) return Math.max(0, this.usage.total + Math.ceil(this.calibration * (this.sinceUsage + delta)))
+    return Math.ceil(this.calibration * (this.headerTokens + this.historyTokens + delta))
   }
 
   /** The estimate with `messages` appended (a step's proposed batch). */
@@ -136,6 +148,8 @@ export class TokenMeter {
   setEstimator(estimator: TokenEstimator): void {
     if (estimator === this.estimator) return
     this.estimator = estimator
+    // What a shadow removed was counted with the old estimator: start again from the whole history.
+    if (this.shadowedSinceUsage) this.usage = undefined
     let total = 0
     let since = 0
     const start = this.usage?.entries ?? this.entries.length
@@ -173,6 +187,7 @@ export class TokenMeter {
           last.total = total
           last.entries = this.entries.length
           this.sinceUsage = 0
+          this.shadowedSinceUsage = false
         }
         return
       }
@@ -251,22 +266,20 @@ export class TokenMeter {
       return
     }
     const next = entries.slice(0, lo)
-    let total = 0
-    for (const entry of next) total += entry.tokens
+    let removed = 0
+    for (let i = lo; i < hi; i++) removed += entries[i]!.tokens
+    let added = 0
     for (const message of messages) {
       const tokens = this.estimator.message(message)
       next.push(kept ? { message, pos: from, tokens, kept } : { message, pos: from, tokens })
-      total += tokens
+      added += tokens
     }
-    for (let i = hi; i < entries.length; i++) {
-      next.push(entries[i]!)
-      total += entries[i]!.tokens
-    }
+    for (let i = hi; i < entries.length; i++) next.push(entries[i]!)
     this.entries = next
-    this.historyTokens = total
-    // The history was rewritten: the last report no longer describes it.
-    this.usage = undefined
-    this.sinceUsage = 0
+    this.historyTokens += added - removed
+    // The last report stays the baseline; the shadow is one more change since (a negative one).
+    this.sinceUsage += added - removed
+    if (this.usage) this.shadowedSinceUsage = true
     // Boundaries before the first message can never be cuts again.
     const first = next.length ? next[0]!.pos : to
     let drop = 0

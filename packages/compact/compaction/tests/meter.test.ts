@@ -99,6 +99,32 @@ describe('TokenMeter (R-CMP-1)', () => {
   })
 })
 
+describe('TokenMeter after a compaction', () => {
+  it('keeps the last reported usage as its baseline and counts the shadow as one more change', async () => {
+    const h = await harness()
+    const session = h.root.sessions.create('s')
+    const meter = new TokenMeter(session, charEstimator)
+    session.append('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('user/message', { message: createUserMessage(chars(1_000)) })
+    session.append('step/end', { turn: 1, step: 1 })
+    step(session, 1, 2, 'ok', [], { inputTokens: 1_200, outputTokens: 100 })
+    session.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
+    meter.update()
+    expect([meter.calibration, meter.estimate()]).toEqual([1.2, 1_300])
+    // The prompt (1,000) gives way to a one-character summary: 1,300 + 1.2 × (1 − 1,000).
+    const predicted = meter.estimateAfter(1 - 1_000)
+    session.append('compaction/summary', {
+      from: 3, to: 5, at: 9, summary: 'S', messages: [createUserMessage('S', { source: { kind: 'plugin', plugin: 'compaction' } })],
+      userMessages: { kept: [], omitted: 0, omittedTokens: 0 }, usage: { inputTokens: 1, outputTokens: 1 }, calls: 1,
+      route: { provider: 'p', model: 'm' }, tokensBefore: 1_300, tokensAfter: 102,
+    })
+    meter.update()
+    expect([meter.estimate(), predicted]).toEqual([1_300 + Math.ceil(1.2 * (1 - 1_000)), 1_300 + Math.ceil(1.2 * (1 - 1_000))])
+    expect(meter.historyTokens).toBe(1 + 2)
+  })
+})
+
 describe('planRange (R-CMP-4: the protected tail)', () => {
   /** Entries of the given sizes at the given positions. */
   const entries = (...specs: [number, number][]) => specs.map(([pos, tokens]) => ({ message: {} as Message, pos, tokens }))
