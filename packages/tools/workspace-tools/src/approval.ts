@@ -24,7 +24,7 @@ export function describeCall(tool: WorkspaceToolName, args: unknown, sandbox: Sa
       return `edit ${text('path')}: replace ${lines(text('old_string'))} with ${lines(text('new_string'))}${a.replace_all === true ? ' (every occurrence)' : ''}`
     }
     case 'shell':
-      return `run ${JSON.stringify(clipText(text('command'), QUOTED_COMMAND_CHARS))} in the workspace. ${sandboxSentence(sandbox)}`
+      return `run ${JSON.stringify(clipText(text('command'), QUOTED_COMMAND_CHARS))} in the workspace${a.background === true ? ', in the background' : ''}. ${sandboxSentence(sandbox)}`
     default:
       return undefined
   }

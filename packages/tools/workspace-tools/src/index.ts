@@ -1,4 +1,4 @@
-import './errors'
+export type {} from './errors'
 import { WorkspaceTools } from './service'
 
 export default WorkspaceTools

@@ -12,6 +12,7 @@ import { grepTool } from './tools/grep'
 import { listDirTool } from './tools/list-dir'
 import { readFileTool } from './tools/read-file'
 import { shellTool } from './tools/shell'
+import type { ShellTasks } from './tools/shell-tasks'
 import { writeFileTool } from './tools/write-file'
 import { Workspace } from './workspace'
 
@@ -52,6 +53,8 @@ export class WorkspaceTools extends Service {
   private workspace!: Workspace
   private readonly ledger = new ReadLedger()
   private readonly home: Context
+  /** Every registered definition of ours, by tool name (the shell's background variant too). */
+  private readonly names = new Map<ToolDefinition, WorkspaceToolName>()
 
   constructor(
     ctx: Context,
@@ -91,7 +94,7 @@ export class WorkspaceTools extends Service {
       edit_file: () => editFileTool(host),
       shell: () => shellTool(host, { config: config.shell, sandbox: this.sandbox, shell }),
     }
-    const names = new Map<ToolDefinition, WorkspaceToolName>()
+    const names = this.names
     const definitions = this.definitions as Partial<Record<WorkspaceToolName, ToolDefinition>>
     for (const name of WORKSPACE_TOOL_NAMES) {
       if (excluded.has(name)) continue
@@ -99,6 +102,17 @@ export class WorkspaceTools extends Service {
       definitions[name] = definition
       names.set(definition, name)
       this.home.tools.register(definition)
+    }
+    if (definitions.shell) {
+      // With ctx.tasks (dsh-tasks) mounted, shell takes `background: true`: that variant shadows the
+      // plain one while the tasks service is there, and the plain one is back when it goes.
+      const shellSetup = { config: config.shell, sandbox: this.sandbox, shell }
+      this.home.inject(['tools', 'tasks'], (inner) => {
+        const variant = shellTool(host, shellSetup, inner.get('tasks') as ShellTasks) as ToolDefinition
+        names.set(variant, 'shell')
+        inner.tools.register(variant)
+        inner.effect(() => () => void names.delete(variant))
+      })
     }
     const askBefore = new Set<string>(config.askBefore)
     const workspace = this.workspace
@@ -132,10 +146,8 @@ export class WorkspaceTools extends Service {
    * plugins that ask on their own.
    */
   describe(invocation: Pick<ToolInvocation, 'tool' | 'args'>): string | undefined {
-    for (const name of WORKSPACE_TOOL_NAMES) {
-      if (this.definitions[name] === invocation.tool) return describeCall(name, invocation.args, this.sandbox)
-    }
-    return undefined
+    const name = this.names.get(invocation.tool)
+    return name === undefined ? undefined : describeCall(name, invocation.args, this.sandbox)
   }
 
   /** Whether a path the model wrote stays inside the workspace (symbolic links resolved; it may not exist yet). */

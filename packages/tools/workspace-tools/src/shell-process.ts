@@ -11,6 +11,8 @@ export interface ShellRun {
   readonly killGraceMs: number
   readonly maxOutputBytes: number
   readonly signal: AbortSignal
+  /** Where the output goes (default: a new buffer of `maxOutputBytes`); pass one to read it while the command runs. */
+  readonly output?: OutputBuffer
 }
 
 /** How a command ended. */
@@ -45,7 +47,7 @@ const DRAIN_MS = 1_000
  */
 export function runShell(run: ShellRun): Promise<ShellOutcome> {
   return new Promise((resolve, reject) => {
-    const output = new OutputBuffer(run.maxOutputBytes)
+    const output = run.output ?? new OutputBuffer(run.maxOutputBytes)
     const child = spawn(run.argv[0]!, run.argv.slice(1), {
       cwd: run.cwd,
       env: run.env,
