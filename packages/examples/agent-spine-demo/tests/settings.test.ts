@@ -90,7 +90,7 @@ describe('the config file', () => {
     expect(await failure([], { 'dsh.config.json': '{ "maxParalelToolCalls": 2 }' })).toEqual({
       code: 'INVALID_CONFIG',
       message:
-        '<dir>/dsh.config.json: unknown field "maxParalelToolCalls" (known here: maxParallelToolCalls, durability, agents, systemPrompt, defaultModel, retry, invariants, provider, baseUrl, model, apiKeyEnv, reasoningEffort, dataDir, cwd, scripted, openai, mcpConfig)',
+        '<dir>/dsh.config.json: unknown field "maxParalelToolCalls" (known here: maxParallelToolCalls, durability, agents, systemPrompt, defaultModel, retry, invariants, provider, baseUrl, model, apiKeyEnv, reasoningEffort, dataDir, cwd, scripted, openai, mcpConfig, prices)',
     })
     expect(await failure([], { 'dsh.config.json': '{ "retry": { "maxDelay": 10 } }' })).toEqual({
       code: 'INVALID_CONFIG',
@@ -244,5 +244,17 @@ describe('secrets in the base URL (issue 15.3)', () => {
     expect(refused.message).toMatch(/carries a user name or password/)
     const fromFile = await failure([], { 'dsh.config.json': JSON.stringify({ provider: 'local', baseUrl: `https://${password}@example.com/v1`, model: 'm' }) })
     expect([fromFile.code, fromFile.message.includes(password)]).toEqual(['INVALID_MODEL', false])
+  })
+})
+
+describe('prices', () => {
+  it('reads prices by provider/model from the config file and refuses a price that is not a number', async () => {
+    const resolved = await settings([], { 'dsh.config.json': '{ "prices": { "scripted/demo": { "input": 1, "output": 2, "cacheRead": 0.1 } } }' })
+    expect(resolved.prices).toEqual({ 'scripted/demo': { input: 1, output: 2, cacheRead: 0.1 } })
+    expect(resolved.spine).not.toHaveProperty('prices')
+    expect(await failure([], { 'dsh.config.json': '{ "prices": { "x/y": { "input": "cheap", "output": 1 } } }' })).toEqual({
+      code: 'INVALID_CONFIG',
+      message: expect.stringMatching(/^<dir>\/dsh\.config\.json: field "prices\.x\/y\.input": /),
+    })
   })
 })

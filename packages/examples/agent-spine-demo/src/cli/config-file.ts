@@ -5,6 +5,7 @@ import { parse as parseYaml, parseDocument } from 'yaml'
 import { ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
 import { SpineConfig } from '@deepseek-ai/dsh-agent-spine'
 import { CliError } from './errors'
+import type { ModelPrice } from './prices'
 
 /** The names `dsh-demo` looks for in the working directory, in this order. */
 export const CONFIG_FILE_NAMES = Object.freeze(['dsh.config.json', 'dsh.config.yaml', 'dsh.config.yml'])
@@ -32,6 +33,8 @@ export interface CliFileConfig {
   openai?: ProviderConfig
   /** A JSON file of MCP servers in the `mcpServers` shape (dsh-mcp); relative to the config file. */
   mcpConfig?: string
+  /** Prices by `provider/model` in US dollars per million tokens, over the preset models' list prices (`prices.ts`). */
+  prices?: Record<string, ModelPrice>
 }
 
 export const CliFileConfig: Schema<CliFileConfig> = Schema.object({
@@ -45,6 +48,14 @@ export const CliFileConfig: Schema<CliFileConfig> = Schema.object({
   scripted: Schema.dict(Schema.any()).description('Options of the scripted offline model.'),
   openai: ProviderConfig.description('More options of the OpenAI-compatible provider.'),
   mcpConfig: Schema.string().description('A JSON file of MCP servers in the mcpServers shape.'),
+  prices: Schema.dict(
+    Schema.object({
+      input: Schema.number().min(0).required(),
+      output: Schema.number().min(0).required(),
+      cacheRead: Schema.number().min(0),
+      cacheWrite: Schema.number().min(0),
+    }),
+  ).description('Prices by provider/model, US dollars per million tokens (input, output, cacheRead, cacheWrite).'),
 }) as Schema<CliFileConfig>
 
 /** The whole file: the spine bundle's config plus the command line's fields. */

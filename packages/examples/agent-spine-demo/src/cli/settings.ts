@@ -10,6 +10,7 @@ import { loadConfigFile } from './config-file'
 import { readMcpServers } from './mcp'
 import { CliError } from './errors'
 import { MAX_TIMER_MS, resolveModelRoute, type ModelRoute } from './model-route'
+import type { ModelPrice } from './prices'
 
 export const USAGE = `Usage: dsh-demo [options]
 
@@ -66,6 +67,8 @@ export interface DemoSettings {
   spine: SpineConfig
   /** The MCP servers of `--mcp-config` (or the config file's `mcpConfig`), as the file gives them. */
   mcpServers?: Record<string, McpServerConfig>
+  /** The config file's `prices` (by `provider/model`), over the preset models' prices. */
+  prices?: Record<string, ModelPrice>
 }
 
 const flags = {
@@ -138,7 +141,7 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     env,
   )
 
-  const { provider: _p, baseUrl: _b, model: _m, apiKeyEnv: _k, reasoningEffort, dataDir, cwd: _c, scripted: _s, openai: _o, mcpConfig, ...spine } = config
+  const { provider: _p, baseUrl: _b, model: _m, apiKeyEnv: _k, reasoningEffort, dataDir, cwd: _c, scripted: _s, openai: _o, mcpConfig, prices, ...spine } = config
   const mcpServers =
     values['mcp-config'] !== undefined
       ? await readMcpServers(resolve(workingDirectory, values['mcp-config']), 'INVALID_ARGS')
@@ -158,6 +161,7 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     reasoningEffort: values['reasoning-effort'] ?? reasoningEffort,
     spine: { ...spine, defaultModel: { provider: route.provider, model: route.model } },
     ...(mcpServers !== undefined ? { mcpServers } : {}),
+    ...(prices && Object.keys(prices).length > 0 ? { prices } : {}),
   }
 }
 
