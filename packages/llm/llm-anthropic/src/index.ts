@@ -1,0 +1,16 @@
+import { AnthropicProviders } from './plugin'
+
+export default AnthropicProviders
+export { AnthropicProviders } from './plugin'
+export { AnthropicAdapter } from './adapter'
+export type { AnthropicAdapterOptions } from './adapter'
+export { AnthropicConfig, ModelConfig, ProviderConfig } from './config'
+export type { PresetName, ThinkingMode } from './config'
+export { presets } from './presets'
+export { AnthropicConfigError, apiKeyProblem, providerDefaults, resolveProvider } from './provider'
+export type { ResolvedProvider } from './provider'
+export { placeMessageBreakpoints, requestBody, toWireMessages } from './request-body'
+export type { WireBlock, WireMessage } from './request-body'
+export { toTokenUsage } from './usage'
+export { retryAfterMs } from './failures'
+export { finishReasonOf } from './stream-decoder'
