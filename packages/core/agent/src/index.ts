@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { AgentRegistry } from './service'
 
 export default AgentRegistry

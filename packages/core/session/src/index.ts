@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { SessionStore } from './service'
 
 export default SessionStore

@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { SystemPrompt } from './service'
 
 export { SystemPrompt }

@@ -1,5 +1,5 @@
-import './events'
-import './approval'
+export type {} from './events'
+export type {} from './approval'
 import { ToolRegistry } from './service'
 
 export { ToolRegistry }

@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { LlmRetry } from './service'
 
 export default LlmRetry

@@ -1,5 +1,5 @@
 import '@deepseek-ai/dsh-agent'
-import './events'
+import type {} from './events'
 import Schema from 'schemastery'
 import { backoffDelay, sleep } from './backoff'
 import { DEFAULT_BUDGETS } from './budgets'

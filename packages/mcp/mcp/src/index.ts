@@ -1,5 +1,5 @@
-import './errors'
-import './events'
+export type {} from './errors'
+export type {} from './events'
 import { Mcp } from './service'
 
 export { Mcp }

@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { Permissions } from './service'
 
 export { Permissions }
