@@ -20,6 +20,8 @@ export interface AgentState {
   running: boolean
   /** No automatic compaction until a turn after this one (one failed, or could not get under the limit). */
   quietTurn: number
+  /** The app's default route for an agent that names none (dsh-agent-default-model, when mounted). */
+  readonly defaultRoute?: () => Route | undefined
 }
 
 /** How one compaction runs. */
@@ -37,12 +39,17 @@ export interface Route {
   readonly model: string
 }
 
-/** The route of the agent's requests: the last logged `request/header`, else its options. */
+/**
+ * The route of the agent's requests: the last logged `request/header`, else
+ * its options, else the app's default (so that the window is known before an
+ * agent that names no model makes its first request).
+ */
 export function agentRoute(state: AgentState): Route | undefined {
   const route = state.meter.route
   if (route) return route
   const { provider, model } = state.agent.options
-  return provider && model ? { provider, model } : undefined
+  if (provider && model) return { provider, model }
+  return state.defaultRoute?.()
 }
 
 /** `provider/model`, for messages. */

@@ -83,6 +83,9 @@ export class Compactor {
     const calibration = meter.calibration
     const tailShare = this.settings.tailShare * (reason === 'overflow' ? 0.5 : 1)
     const plan = planRange(meter.entries, meter.boundaries, session.events.length, (window * tailShare) / calibration)
+    if (meter.entries.length === 0) {
+      return { kind: 'skipped', reason, code: 'NOTHING_TO_COMPACT', why: 'nothing to compact: the history is empty' }
+    }
     if (!plan || plan.fresh === 0) {
       const tail = plan ? plan.tailTokens : meter.historyTokens
       return {

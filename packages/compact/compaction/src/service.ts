@@ -313,6 +313,18 @@ export class Compaction extends Service {
     return { kind: 'retry' as const }
   }
 
+  /**
+   * What dsh-agent-default-model would fill in for `agent`'s requests, when
+   * that service is mounted (read optionally: this package does not depend on it).
+   */
+  private defaultRoute(agent: Agent): { provider: string; model: string } | undefined {
+    const defaults = this.root.get('agentDefaultModel') as DefaultModelLike | undefined
+    if (!defaults || typeof defaults.fill !== 'function') return undefined
+    const { provider, model } = agent.options
+    const filled = defaults.fill({ ...(provider ? { provider } : {}), ...(model ? { model } : {}) })
+    return filled.provider && filled.model ? { provider: filled.provider, model: filled.model } : undefined
+  }
+
   private state(agent: Agent): AgentState {
     let state = this.states.get(agent)
     const estimator = this.estimators[this.estimators.length - 1] ?? defaultEstimator
@@ -324,6 +336,7 @@ export class Compaction extends Service {
         pending: undefined,
         running: false,
         quietTurn: 0,
+        defaultRoute: () => this.defaultRoute(agent),
       }
       this.states.set(agent, state)
     } else if (!state.meter.uses(estimator)) {
@@ -335,6 +348,11 @@ export class Compaction extends Service {
 
 export namespace Compaction {
   export type Config = CompactionConfig
+}
+
+/** The part of dsh-agent-default-model's service this package reads. */
+interface DefaultModelLike {
+  fill(config: { provider?: string; model?: string }): { provider?: string; model?: string }
 }
 
 function pressureWhy(estimate: number, limits: Limits, threshold: number): string {

@@ -45,6 +45,11 @@ export interface HarnessOptions {
   jsonl?: string
   /** Mount dsh-compaction (default true): `false` is an app that does not know it. */
   compaction?: boolean
+  /**
+   * The spine's default model (dsh-agent-default-model); when set, agents are
+   * created naming no provider/model, as the demo creates them.
+   */
+  defaultModel?: { provider: string; model: string }
 }
 
 /**
@@ -75,6 +80,7 @@ export async function harness(options: HarnessOptions = {}) {
     systemPrompt: { identity: 'You are a test agent.', persona: '' },
     invariants: { policy: 'throw' },
     retry: { baseDelayMs: 0, maxDelayMs: 0 },
+    ...(options.defaultModel ? { defaultModel: options.defaultModel } : {}),
   })
   await spine
   const model = new ScriptedModel({
@@ -90,7 +96,7 @@ export async function harness(options: HarnessOptions = {}) {
   await compaction
   if (compaction && options.estimator !== 'default') root.compaction.setEstimator(options.estimator ?? charEstimator)
   const handles: AgentHandle[] = []
-  const agentOptions = { provider: 'scripted', model: 'test-model' }
+  const agentOptions = options.defaultModel ? {} : { provider: 'scripted', model: 'test-model' }
   return {
     root,
     model,

@@ -145,6 +145,15 @@ describe('compact() and status() (R-CMP-8)', () => {
     await h.expectClean()
   })
 
+  it("knows the window before the first request of an agent that names no model (the app's default model), and skips an empty history", async () => {
+    const h = await harness({ ...WINDOW, respond: answer, defaultModel: { provider: 'scripted', model: 'test-model' } })
+    const agent = await h.agent()
+    expect(agent.options).not.toHaveProperty('model')
+    expect(await h.root.compaction.compact(agent)).toEqual({ kind: 'skipped', reason: 'manual', code: 'NOTHING_TO_COMPACT', why: 'nothing to compact: the history is empty' })
+    expect(h.root.compaction.status(agent)).toEqual({ estimatedTokens: 0, threshold: 0.8, compactions: 0, running: false, window: 10_000, usableWindow: 8_000, share: 0, limit: 6_400 })
+    expect(compactionEvents(agent.session)).toEqual([])
+  })
+
   it('refuses what is not an agent, and instructions that are not text', async () => {
     const h = await harness()
     await expect(h.root.compaction.compact({} as Agent)).rejects.toEqual(new CompactionError('INVALID_ARGUMENT', 'compact() needs an agent (from ctx.agents)'))
