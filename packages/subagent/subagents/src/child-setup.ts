@@ -1,0 +1,77 @@
+import type { ToolSchema } from '@deepseek-ai/dsh-llm'
+import type { Context } from './cordis'
+import type { AgentType } from './types'
+
+/**
+ * The system prompt section every child gets after its type's persona: it
+ * says what a child's last message is for. Fixed text (no ids, no counters),
+ * so children of one type share a cacheable prefix.
+ */
+export const SUBAGENT_SECTION =
+  'You are a subagent: another agent gave you the task in the first message and is waiting for your answer. ' +
+  'Work on it with the tools you have, then end with one final message that answers it completely: that message is all the other agent receives of your work, so include what it needs (findings, file paths, what you could not do).'
+
+/** Whether a tool name is on an allow-list of names and globs (`*` matches any run of characters). */
+export function allowListMatcher(patterns: readonly string[]): (name: string) => boolean {
+  const exact = new Set(patterns.filter((pattern) => !pattern.includes('*')))
+  const globs = patterns
+    .filter((pattern) => pattern.includes('*'))
+    .map((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`))
+  return (name) => exact.has(name) || globs.some((glob) => glob.test(name))
+}
+
+/** What the child's setup needs to know. */
+export interface ChildSetupOptions {
+  readonly type: AgentType
+  readonly background: boolean
+}
+
+/**
+ * Composes a child's scoped context before it is published (R-SUB-2): its
+ * type's persona and the subagent section; when the type has an allow-list,
+ * an agent-scoped `system-prompt/assemble` listener that keeps only the
+ * allowed tools' schemas and an agent-scoped `tools.guard()` that refuses any
+ * other tool called by name; for a background child, an outermost
+ * `tools/pre-execute` listener that turns every `ask` into a denial (nobody
+ * is there to answer; a call a rule allows still runs). Everything reverts
+ * with the child.
+ */
+export function setUpChild(ctx: Context, options: ChildSetupOptions): void {
+  const { type, background } = options
+  ctx.systemPrompt.section({ name: 'persona', order: 100, text: type.systemPrompt })
+  ctx.systemPrompt.section({ name: 'subagent', order: 150, text: SUBAGENT_SECTION })
+  if (type.tools) {
+    const allowed = allowListMatcher(type.tools)
+    const listed = type.tools.length ? type.tools.join(', ') : 'no tools'
+    // The schema array of the tools service changes only with a registration: filter each one once.
+    const filtered = new WeakMap<readonly ToolSchema[], readonly ToolSchema[]>()
+    ctx.on('system-prompt/assemble', async (_agent, _vars, next) => {
+      const assembled = await next()
+      let tools = filtered.get(assembled.tools)
+      if (!tools) {
+        tools = assembled.tools.filter((tool) => allowed(tool.name))
+        filtered.set(assembled.tools, tools)
+      }
+      return { system: assembled.system, tools }
+    })
+    ctx.tools.guard(({ call }) =>
+      allowed(call.name) ? undefined : { kind: 'deny', reason: `${call.name} is not a tool of this ${type.name} subagent (it may use ${listed})` },
+    )
+  }
+  if (background) {
+    ctx.on(
+      'tools/pre-execute',
+      async (_invocation, next) => {
+        const decision = await next()
+        if (decision.kind !== 'ask') return decision
+        return {
+          kind: 'deny',
+          reason:
+            'this subagent runs in the background, where nobody can approve a call, so only calls a permission rule allows run here' +
+            (decision.reason ? ` (it would have asked: ${decision.reason})` : ''),
+        }
+      },
+      { prepend: true },
+    )
+  }
+}

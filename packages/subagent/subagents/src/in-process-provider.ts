@@ -1,0 +1,95 @@
+import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
+import { childOutcome } from './child-outcome'
+import { setUpChild } from './child-setup'
+import type { ChildOutcome, ProviderHooks, SubagentProvider, SubagentRequest } from './types'
+
+/** What the provider needs of dsh-permissions (read with `ctx.get('permissions')`): the parent link. */
+export interface PermissionsLink {
+  inherit(child: Agent, parent: Agent): void
+}
+
+/** The source of a child's first prompt. */
+export const SUBAGENTS_SOURCE = Object.freeze({ kind: 'plugin' as const, plugin: 'subagents' })
+
+/**
+ * The in-process provider (R-SUB-1): the child is an agent of the same app,
+ * created with the parent's own `ctx.agents.create()` (so the parent's
+ * teardown takes it too), with its own session whose meta names the parent
+ * session (`parentSession`). The provider owns the child's handle and
+ * disposes it when the child has answered, when the run is cancelled (after
+ * cancelling the child's turn with cause `{ kind: 'parent' }`), or when the
+ * child could not start. With dsh-permissions mounted, the child's mode is
+ * capped by the parent's (`permissions.inherit`), on top of the link the
+ * session meta gives it.
+ */
+export class InProcessProvider implements SubagentProvider {
+  readonly name = 'in-process'
+
+  constructor(
+    private readonly permissions: () => PermissionsLink | undefined,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  async run(request: SubagentRequest, signal: AbortSignal, hooks: ProviderHooks): Promise<ChildOutcome> {
+    const { parent } = request
+    const cwd = parent.session.meta.cwd
+    let handle: AgentHandle
+    try {
+      handle = await parent.ctx.agents.create({
+        sessionId: request.sessionId,
+        meta: { parentSession: parent.id, ...(cwd !== undefined ? { cwd } : {}) },
+        agentOptions: request.agentOptions,
+        setup: (ctx) => setUpChild(ctx, { type: request.type, background: request.background }),
+        signal,
+      })
+    } catch (error) {
+      if (signal.aborted) return notRun('CANCELLED', 'the subagent was stopped before it started', 'cancelled')
+      return notRun('SUBAGENT_FAILED', `the subagent could not start: ${error instanceof Error ? error.message : String(error)}`, 'failed')
+    }
+    const child = handle.agent
+    const from = child.session.events.length
+    try {
+      try {
+        this.permissions()?.inherit(child, parent)
+      } catch (error) {
+        this.warn(`subagent ${request.runId}: the permissions link to its parent failed (${error instanceof Error ? error.message : String(error)})`)
+      }
+      hooks.started(child)
+      if (!signal.aborted) {
+        child.followup({ content: request.prompt, source: SUBAGENTS_SOURCE })
+        await answeredOrCancelled(child, signal)
+      }
+    } catch (error) {
+      this.warn(`subagent ${request.runId}: ${error instanceof Error ? error.message : String(error)}`)
+    } finally {
+      // The child's turn (cancelled, or done) closes, its tasks and processes end, its session is detached.
+      await handle.dispose()
+    }
+    return childOutcome(child.session, from, signal.aborted)
+  }
+}
+
+function notRun(code: string, message: string, status: 'failed' | 'cancelled'): ChildOutcome {
+  return { status, answer: '', usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0, error: { code, message } }
+}
+
+/**
+ * Settles when the child is idle (it answered, and nothing it was woken for
+ * is pending), or at once when `signal` aborts: then the child's open turn
+ * is cancelled with cause `parent` (its tasks stop with it), and the
+ * disposal that follows closes it.
+ */
+function answeredOrCancelled(child: Agent, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const cancel = () => {
+      child.cancel({ kind: 'parent' })
+      resolve()
+    }
+    signal.addEventListener('abort', cancel, { once: true })
+    const done = () => {
+      signal.removeEventListener('abort', cancel)
+      resolve()
+    }
+    child.whenIdle().then(done, done)
+  })
+}

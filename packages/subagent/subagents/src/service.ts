@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto'
+import '@deepseek-ai/dsh-agent'
+import '@deepseek-ai/dsh-system-prompt'
+import '@deepseek-ai/dsh-tools'
+import type { Agent, AgentOptions } from '@deepseek-ai/dsh-agent'
+import { containedEmitter, subjectFilter } from '@deepseek-ai/dsh-scope'
+import { SessionId } from '@deepseek-ai/dsh-session'
+import { SubagentsConfig } from './config'
+import { Context, Service } from './cordis'
+import { SubagentsError } from './errors'
+import { InProcessProvider, type PermissionsLink } from './in-process-provider'
+import { closeInterruptedRuns } from './resume'
+import { Run, type RunHost } from './run'
+import { Slots } from './slots'
+import type { AgentType, SpawnSpec, SubagentProvider, SubagentResult, SubagentRun } from './types'
+
+declare module 'cordis' {
+  interface Context {
+    subagents: Subagents
+  }
+}
+
+/**
+ * `ctx.subagents` (R-SUB-1, R-SUB-2, R-SUB-5): child agents behind a provider
+ * seam, the in-process provider by default.
+ *
+ * `spawn(spec)` checks the spec against the config (the agent type, the
+ * depth limit) and returns the run at once; the run waits for one of its
+ * parent's `maxConcurrent` slots (spawn order, which is the model's order),
+ * then the provider creates the child, runs its first turn and disposes it.
+ * The parent's log records `subagent/started` (the child's session id, the
+ * call that started it) and `subagent/finished` (status, usage). A run ends
+ * when its child answered, when it is cancelled (its spawn signal: the
+ * parent's tool call; `cancel()`; the parent being disposed), or when the
+ * child fails. A child never outlives its parent: the parent's disposal
+ * cancels every run it started, and the in-process provider creates the
+ * child through the parent's own context, whose teardown waits for it.
+ */
+export class Subagents extends Service {
+  static readonly inject = ['agents', 'sessions', 'tools', 'systemPrompt']
+  static readonly Config = SubagentsConfig
+
+  /** The configured limits. */
+  readonly limits: { readonly maxConcurrent: number; readonly maxDepth: number }
+  private readonly home: Context
+  private readonly typeList: readonly AgentType[]
+  private readonly defaultType: AgentType | undefined
+  private readonly providers: SubagentProvider[] = []
+  private readonly runs = new Map<string, Run>()
+  private readonly depths = new Map<string, number>()
+  private readonly host: RunHost
+  private readonly emitter
+  private readonly log
+
+  constructor(ctx: Context, config: SubagentsConfig = {}) {
+    super(ctx, 'subagents')
+    this.home = ctx
+    this.log = ctx.logger('subagents')
+    this.emitter = containedEmitter(ctx)
+    this.typeList = Object.freeze((config.types ?? []).map((type) => Object.freeze({ ...type, ...(type.tools ? { tools: Object.freeze([...type.tools]) } : {}) })))
+    const names = new Set<string>()
+    for (const type of this.typeList) {
+      if (names.has(type.name)) throw new SubagentsError('INVALID_CONFIG', `two agent types are named "${type.name}"`)
+      names.add(type.name)
+    }
+    if (config.defaultType !== undefined && !names.has(config.defaultType)) {
+      throw new SubagentsError('INVALID_CONFIG', `defaultType "${config.defaultType}" is not one of the agent types (${[...names].join(', ') || 'none'})`)
+    }
+    this.defaultType = config.defaultType !== undefined ? this.typeList.find((type) => type.name === config.defaultType) : this.typeList[0]
+    this.limits = Object.freeze({ maxConcurrent: config.maxConcurrent ?? 4, maxDepth: config.maxDepth ?? 2 })
+    const warn = (message: unknown) => this.log.warn(message instanceof Error ? message.message : String(message))
+    this.providers.push(new InProcessProvider(() => ctx.get('permissions') as PermissionsLink | undefined, warn))
+    this.host = this.runHost(new Slots(this.limits.maxConcurrent), warn)
+
+    ctx.sessions.registerType('subagent/started', { ignorable: true })
+    ctx.sessions.registerType('subagent/finished', { ignorable: true })
+    ctx.on('agent/disposed', (agent) => {
+      for (const run of this.runs.values()) if (run.parent === agent) run.cancel()
+    })
+    ctx.on('agent/session-start', (agent, source) => {
+      if (source === 'resume') closeInterruptedRuns(agent, warn)
+    })
+    ctx.effect(() => () => Promise.all([...this.runs.values()].map((run) => (run.cancel(), run.result()))).then(() => {}))
+  }
+
+  /** The configured agent types, in config order. */
+  types(): readonly AgentType[] {
+    return this.typeList
+  }
+
+  /** The type named `name`, or the default type without a name. */
+  type(name?: string): AgentType | undefined {
+    return name === undefined ? this.defaultType : this.typeList.find((type) => type.name === name)
+  }
+
+  /** How deep `agent` is: 0 for an agent no run of this service started. */
+  depthOf(agent: Agent): number {
+    return this.depths.get(agent.id) ?? 0
+  }
+
+  /**
+   * Starts a child of `spec.parent` and returns its run at once (queued when
+   * the parent has `maxConcurrent` children running). Throws
+   * `INVALID_SPAWN` for a malformed spec, `UNKNOWN_AGENT_TYPE`,
+   * `DEPTH_LIMIT` when the child would be deeper than `maxDepth`, and
+   * `PARENT_GONE` when the parent is not a live agent.
+   */
+  spawn(spec: SpawnSpec): SubagentRun {
+    const { parent } = spec ?? {}
+    if (!parent || typeof parent !== 'object' || typeof parent.send !== 'function') throw new SubagentsError('INVALID_SPAWN', 'spawn() needs a parent agent (from ctx.agents)')
+    if (typeof spec.prompt !== 'string' || spec.prompt.trim() === '') throw new SubagentsError('INVALID_SPAWN', 'spawn() needs a non-empty prompt')
+    if (typeof spec.description !== 'string' || spec.description.trim() === '') throw new SubagentsError('INVALID_SPAWN', 'spawn() needs a non-empty description')
+    const type = this.type(spec.agentType)
+    if (!type) {
+      const known = this.typeList.map((t) => t.name).join(', ')
+      throw new SubagentsError(
+        'UNKNOWN_AGENT_TYPE',
+        spec.agentType === undefined ? 'no agent types are configured' : `there is no agent type "${spec.agentType}"; the types are: ${known || 'none'}`,
+      )
+    }
+    const depth = this.depthOf(parent) + 1
+    if (depth > this.limits.maxDepth) {
+      throw new SubagentsError(
+        'DEPTH_LIMIT',
+        `subagents nest at most ${this.limits.maxDepth} level${this.limits.maxDepth === 1 ? '' : 's'} deep, and this agent is already at depth ${depth - 1}, so it cannot start another; do this part of the work yourself`,
+      )
+    }
+    if (this.home.agents.get(parent.id) !== parent) throw new SubagentsError('PARENT_GONE', `agent ${String(parent.id)} is not a live agent of this app`)
+    const runId = randomUUID().replace(/-/g, '').slice(0, 10)
+    const sessionId = SessionId(`${String(parent.id).slice(0, 160)}-sub-${runId}`)
+    const agentOptions: AgentOptions = {
+      ...parent.options,
+      ...(type.provider !== undefined ? { provider: type.provider } : {}),
+      ...(type.model !== undefined ? { model: type.model } : {}),
+    }
+    const run = new Run(
+      {
+        runId,
+        sessionId,
+        parent,
+        type,
+        prompt: spec.prompt,
+        description: spec.description,
+        background: spec.background === true,
+        depth,
+        agentOptions,
+        ...(spec.callId !== undefined ? { callId: String(spec.callId) } : {}),
+      },
+      this.host,
+      spec.signal,
+    )
+    this.runs.set(runId, run)
+    this.depths.set(sessionId, depth)
+    run.begin()
+    return run
+  }
+
+  /** The runs not over yet (queued or running), of `parent` or of every parent, in spawn order. */
+  list(parent?: Agent): readonly SubagentRun[] {
+    const runs = [...this.runs.values()]
+    return parent ? runs.filter((run) => run.parent === parent) : runs
+  }
+
+  /** A run not over yet, by id. */
+  get(runId: string): SubagentRun | undefined {
+    return this.runs.get(runId)
+  }
+
+  /**
+   * Makes `provider` run the children spawned from now on (the newest one
+   * wins); reverts with the calling context, and the removal function does it
+   * early. Runs already started keep their provider.
+   */
+  setProvider(provider: SubagentProvider): () => void {
+    if (!provider || typeof provider.run !== 'function') throw new SubagentsError('INVALID_CONFIG', 'setProvider() needs a provider with a run() method')
+    return this.ctx.effect(() => {
+      this.providers.push(provider)
+      return () => {
+        const at = this.providers.lastIndexOf(provider)
+        if (at > 0) this.providers.splice(at, 1)
+      }
+    }, `subagent provider ${provider.name}`) as unknown as () => void
+  }
+
+  /** The provider new runs use. */
+  get provider(): SubagentProvider {
+    return this.providers[this.providers.length - 1]!
+  }
+
+  private runHost(slots: Slots, warn: (message: unknown) => void): RunHost {
+    const append = (run: Run, write: () => void) => {
+      try {
+        write()
+      } catch (error) {
+        warn(`subagent ${run.id}: the parent's log refused its record (${error instanceof Error ? error.message : String(error)})`)
+      }
+    }
+    return {
+      slots,
+      provider: () => this.provider,
+      logStarted: (run) =>
+        append(run, () =>
+          run.parent.session.append('subagent/started', {
+            runId: run.id,
+            sessionId: run.sessionId,
+            agentType: run.agentType,
+            description: run.description,
+            background: run.background,
+            ...(run.callId !== undefined ? { callId: run.callId } : {}),
+          }),
+        ),
+      logFinished: (run, result) =>
+        append(run, () =>
+          run.parent.session.append('subagent/finished', {
+            runId: run.id,
+            status: result.status,
+            usage: { ...result.usage },
+            modelCalls: result.modelCalls,
+            ...(result.error ? { error: { ...result.error } } : {}),
+          }),
+        ),
+      announceStarted: (run) => this.emitter.emit(subjectFilter(run.parent.id), 'subagents/started', [{ run, parent: run.parent }], warn),
+      ended: (run, result: SubagentResult) => {
+        this.runs.delete(run.id)
+        this.depths.delete(run.sessionId)
+        this.emitter.emit(subjectFilter(run.parent.id), 'subagents/finished', [{ run, parent: run.parent, result }], warn)
+      },
+    }
+  }
+}
+
+export namespace Subagents {
+  export type Config = SubagentsConfig
+}
