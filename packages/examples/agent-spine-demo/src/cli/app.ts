@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import Compaction from '@deepseek-ai/dsh-compaction'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import OpenAiProviders from '@deepseek-ai/dsh-llm-openai'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
@@ -15,7 +16,7 @@ import type { DemoSettings } from './settings'
 
 /** The running Cordis app of the command line. */
 export interface DemoApp {
-  /** A context of the app that injects `agents`, `sessions`, `sessionPersistence` and `permissions`: agents created through it belong to the app. */
+  /** A context of the app that injects `agents`, `sessions`, `sessionPersistence`, `permissions` and `compaction`: agents created through it belong to the app. */
   readonly ctx: Context
   /** Unloads everything; sessions still live are drained and flushed first. */
   dispose(): Promise<void>
@@ -38,7 +39,9 @@ export interface AppOptions {
  * tools confined to `settings.cwd`, the permissions (outside the spine
  * bundle: mode `settings.mode`, `bypass` only when that flag chose it; rules
  * from `~/.dsh/settings.json` and, once trusted, the workspace's
- * `.dsh/settings.json`), and `ctx.approval` backed by `decide`.
+ * `.dsh/settings.json`), dsh-compaction (also outside the bundle: the
+ * model's window from its adapter, its default threshold), and `ctx.approval`
+ * backed by `decide`.
  * A broken runtime invariant (the spine's companions check every request
  * against the log) is handed to `onViolation`. Rejects when a part cannot
  * start (e.g. the workspace does not exist, or `options.plugin` cannot be
@@ -65,9 +68,10 @@ export async function startApp(
       else await ctx.plugin(OpenAiProviders, { providers: [route.config] })
       await ctx.plugin(WorkspaceTools, { root: settings.cwd })
       await ctx.plugin(Permissions, { root: settings.cwd, mode: settings.mode, allowBypass: settings.mode === 'bypass' })
+      await ctx.plugin(Compaction)
       await mountMcp(ctx, settings.mcpServers)
       if (options.plugin !== undefined) await ctx.plugin(await loadPlugin(options.plugin))
-      ctx.inject(['agents', 'sessions', 'sessionPersistence', 'permissions'], (inner) => ready(inner))
+      ctx.inject(['agents', 'sessions', 'sessionPersistence', 'permissions', 'compaction'], (inner) => ready(inner))
     },
   })
   await fiber

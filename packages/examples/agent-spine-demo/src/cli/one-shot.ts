@@ -3,6 +3,7 @@ import type { TurnEndReason } from '@deepseek-ai/dsh-session'
 import type { ApprovalRequest } from '@deepseek-ai/dsh-tools'
 import { cwdMismatch, openAgent } from './agent-session'
 import { describeRequest } from './approval'
+import { contextShare } from './compaction-lines'
 import { startApp, type DemoApp } from './app'
 import { describeError } from './describe-error'
 import { ExitGuard } from './exit-guard'
@@ -61,10 +62,11 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
     plugin: io.env.DSH_DEMO_PLUGIN,
   })
   let handle: AgentHandle | undefined
-  /** The summary line names the mode when it is not the default. */
+  /** The summary line names the mode when it is not the default, and the share of the model's window in use. */
   const status = () => {
     const mode = handle ? app.ctx.permissions.mode(handle.agent) : settings.mode
-    return mode === 'default' ? undefined : `${mode} mode`
+    const parts = [mode === 'default' ? undefined : `${mode} mode`, handle ? contextShare(app.ctx.compaction.status(handle.agent)) : undefined].filter(Boolean)
+    return parts.length ? parts.join(' · ') : undefined
   }
   const view = json ? undefined : new TurnView({ answer: new LineWriter(io.stdout), notes: errors, style, answerMode: 'final', redact, status })
 

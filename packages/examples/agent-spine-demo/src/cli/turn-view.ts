@@ -1,6 +1,8 @@
+import type {} from '@deepseek-ai/dsh-compaction'
 import type { TokenUsage } from '@deepseek-ai/dsh-llm'
 import '@deepseek-ai/dsh-permissions'
 import type { AnySessionEvent, SessionEventMap, TurnEndReason } from '@deepseek-ai/dsh-session'
+import { compactionLine } from './compaction-lines'
 import type { Style } from './style'
 import type { LineWriter, Spinner } from './terminal'
 import { clip, summarize, textOf } from './text'
@@ -54,6 +56,8 @@ export class TurnView {
   private dropped = 0
   /** The open turn only records injected messages. */
   private injection = false
+  /** The compaction that started last, for the line its outcome prints. */
+  private compaction: SessionEventMap['compaction/start'] | undefined
 
   constructor(private readonly options: TurnViewOptions) {}
 
@@ -124,6 +128,16 @@ export class TurnView {
         return
       case 'llm/retry':
         this.line(style('yellow', this.retryNote(event.data)))
+        return
+      case 'compaction/start':
+        this.compaction = event.data
+        return
+      case 'compaction/summary':
+      case 'compaction/prune':
+      case 'compaction/failed':
+        spinner?.stop()
+        this.line(style(event.type !== 'compaction/failed' ? 'magenta' : event.data.code === 'NOT_SMALLER' ? 'dim' : 'yellow', compactionLine(this.compaction, event.type, event.data)))
+        this.compaction = undefined
         return
       case 'permission/mode':
         this.line(style('yellow', `· permission mode ${event.data.previous} → ${event.data.mode}${MODE_CAUSES[event.data.cause] ?? ''}`))

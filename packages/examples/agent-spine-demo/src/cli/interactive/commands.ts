@@ -7,7 +7,7 @@ import type { Output } from './output'
 
 export const HELP =
   'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits\n' +
-  'Commands: /mode [default|accept-edits|plan] · /trust · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit'
+  'Commands: /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit'
 
 /** What the slash commands act on. */
 export interface CommandContext {
@@ -31,6 +31,11 @@ export interface CommandContext {
   trust(): Promise<WorkspaceSettingsStatus | undefined>
   /** `/mcp`: the MCP servers the current agent sees, their state and tools, as lines. */
   mcp(): readonly string[]
+  /**
+   * `/compact [instructions]`: compacts the current agent's history now (after the running turn,
+   * if one is); resolves with a line to print when nothing was written (a compaction prints its own).
+   */
+  compact(instructions: string | undefined): Promise<string | undefined>
 }
 
 /** How many sessions `/sessions` lists. */
@@ -53,6 +58,17 @@ export async function runCommand(text: string, context: CommandContext): Promise
     case '/sessions':
       await listSessions(context)
       return reprompt()
+    case '/compact': {
+      const instructions = text.slice(name!.length).trim() || undefined
+      if (machine.turnOpen) output.line('· compacting after the running turn')
+      try {
+        const line = await context.compact(instructions)
+        if (line) output.line(line)
+      } catch (error) {
+        output.say('error', `✗ ${describeError(error)}`)
+      }
+      return reprompt()
+    }
     case '/mcp':
       for (const line of context.mcp()) output.line(line)
       return reprompt()

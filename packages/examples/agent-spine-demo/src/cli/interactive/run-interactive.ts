@@ -12,6 +12,7 @@ import { Redactor, redactUrlUserinfo } from '../redact'
 import type { DemoSettings } from '../settings'
 import { styleFor } from '../style'
 import { transcriptLines } from '../transcript'
+import { contextShare, skippedLine } from '../compaction-lines'
 import { AgentSlot } from './agent-slot'
 import { HELP, runCommand, type CommandContext } from './commands'
 import { mcpLines } from '../mcp'
@@ -87,7 +88,8 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     onProgress: () => guard.progress(),
     status: (agent) => {
       const mode = app.ctx.permissions.mode(agent)
-      return mode === 'default' ? undefined : `${mode} mode`
+      const parts = [mode === 'default' ? undefined : `${mode} mode`, contextShare(app.ctx.compaction.status(agent))].filter(Boolean)
+      return parts.length ? parts.join(' · ') : undefined
     },
   })
   try {
@@ -134,6 +136,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     },
     trust: () => app.ctx.permissions.trustWorkspace(),
     mcp: () => mcpLines(app.ctx, slot.current.agent),
+    compact: async (instructions) => skippedLine(await app.ctx.compaction.compact(slot.current.agent, instructions ? { instructions } : {})),
     switchTo: async (resume) => {
       try {
         await slot.switchTo(resume)
