@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Compaction from '@deepseek-ai/dsh-compaction'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
+import AnthropicProviders from '@deepseek-ai/dsh-llm-anthropic'
 import OpenAiProviders from '@deepseek-ai/dsh-llm-openai'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
 import Permissions from '@deepseek-ai/dsh-permissions'
@@ -65,6 +66,7 @@ export async function startApp(
       await ctx.plugin(AgentSpine, settings.spine)
       await ctx.plugin(JsonlSessionPersistence, { directory: settings.dataDir })
       if (route.kind === 'scripted') await ctx.plugin(ScriptedPlugin, route.scripted)
+      else if (route.kind === 'anthropic') await ctx.plugin(AnthropicProviders, { providers: [route.config] })
       else await ctx.plugin(OpenAiProviders, { providers: [route.config] })
       await ctx.plugin(WorkspaceTools, { root: settings.cwd })
       await ctx.plugin(Permissions, { root: settings.cwd, mode: settings.mode, allowBypass: settings.mode === 'bypass' })

@@ -1,5 +1,6 @@
 import { OpenAiConfigError, presets, resolveProvider, type PresetName, type ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
 import { Config as ScriptedConfigSchema, type ScriptedConfig } from '@deepseek-ai/dsh-llm-scripted'
+import { anthropicRoute, anthropicSecrets, type AnthropicRoute } from './anthropic-route'
 import { validateFields } from './config-file'
 import { CliError } from './errors'
 import { hasUserinfo, redactUrlUserinfo } from './redact'
@@ -19,6 +20,7 @@ export const MAX_TIMER_MS = 2_147_483_647
 export type ModelRoute =
   | { kind: 'scripted'; provider: string; model: string; scripted: ScriptedConfig }
   | { kind: 'openai'; provider: string; model: string; config: ProviderConfig; baseUrl: string; apiKeyEnv?: string }
+  | AnthropicRoute
 
 /** What the route is chosen from: flags over file fields, already merged by the caller. */
 export interface RouteInput {
@@ -72,6 +74,10 @@ export function resolveModelRoute(input: RouteInput, where: string, env: NodeJS.
     return { kind: 'scripted', provider: scripted.provider, model: model ?? DEMO_MODEL, scripted }
   }
 
+  // An Anthropic Messages API preset (dsh-llm-anthropic), by provider name or by a model it lists.
+  const openAiModel = model !== undefined && presetNames().some((preset) => presets[preset].models?.[model] !== undefined)
+  const anthropic = anthropicRoute({ provider, baseUrl, model, apiKeyEnv: input.apiKeyEnv }, env, !openAiModel)
+  if (anthropic) return anthropic
   const name = provider ?? (baseUrl !== undefined ? 'custom' : presetOf(model!))
   const preset = isPreset(name) ? name : undefined
   const config: ProviderConfig = {
@@ -143,6 +149,7 @@ function presetOf(model: string): string {
  * credential-like headers (`Authorization`, `X-Api-Key`, …).
  */
 export function routeSecrets(route: ModelRoute, env: NodeJS.ProcessEnv): string[] {
+  if (route.kind === 'anthropic') return anthropicSecrets(route, env)
   if (route.kind !== 'openai') return []
   const secrets: string[] = []
   if (route.apiKeyEnv && env[route.apiKeyEnv]) secrets.push(env[route.apiKeyEnv]!)

@@ -1,4 +1,5 @@
 import OpenAiProviders, { presets } from '@deepseek-ai/dsh-llm-openai'
+import AnthropicProviders, { presets as anthropicPresets } from '@deepseek-ai/dsh-llm-anthropic'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
 import type { Context } from '../cordis'
 import { CliError } from './errors'
@@ -74,7 +75,7 @@ export class ModelSwitch {
 
   private parse(spec: string): { provider?: string; model?: string } {
     if (!spec) throw new CliError('INVALID_MODEL', 'usage: /model <provider>/<model> (or a model id, or a provider)')
-    const providers = new Set([...this.mounted, 'scripted', ...Object.keys(presets)])
+    const providers = new Set([...this.mounted, 'scripted', ...Object.keys(presets), ...Object.keys(anthropicPresets)])
     const slash = spec.indexOf('/')
     if (slash > 0 && providers.has(spec.slice(0, slash))) return { provider: spec.slice(0, slash), model: spec.slice(slash + 1) || undefined }
     if (providers.has(spec)) return { provider: spec }
@@ -103,7 +104,7 @@ export class ModelSwitch {
       return resolveModelRoute({ provider: 'scripted', model: chosen }, '/model', this.env)
     }
     // The provider the session started with keeps its config (base URL, key variable, headers).
-    if (initial.kind === 'openai' && provider === initial.provider) {
+    if ((initial.kind === 'openai' || initial.kind === 'anthropic') && provider === initial.provider) {
       return { ...initial, model: model ?? initial.model }
     }
     return resolveModelRoute({ provider, model }, '/model', this.env)
@@ -114,6 +115,7 @@ export class ModelSwitch {
     if (this.mounted.has(route.provider)) return
     if (route.kind === 'scripted') await this.ctx.plugin(ScriptedPlugin, route.scripted)
     else if (route.kind === 'openai') await this.ctx.plugin(OpenAiProviders, { providers: [route.config] })
+    else if (route.kind === 'anthropic') await this.ctx.plugin(AnthropicProviders, { providers: [route.config] })
     else throw new CliError('INVALID_MODEL', `/model cannot start the adapter of provider "${(route as Route).provider}"; start dsh-demo with it instead`)
     this.mounted.add(route.provider)
   }

@@ -28,10 +28,12 @@ Options:
       --cwd <dir>             the workspace the tools may read and write (default: current directory)
       --data-dir <dir>        where sessions are saved (default: ~/.dsh/sessions)
       --config <file>         config file (default: dsh.config.json, .yaml or .yml in the current directory)
-      --provider <name>       scripted (default, offline), deepseek, openai, or any name with --base-url
+      --provider <name>       scripted (default, offline), deepseek, openai, anthropic, deepseek-anthropic (the
+                              Anthropic Messages API), or any name with --base-url
       --base-url <url>        API root of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1
       --model <id>            model id (default: the provider's default model)
-      --api-key-env <VAR>     environment variable holding the API key (presets: DEEPSEEK_API_KEY, OPENAI_API_KEY)
+      --api-key-env <VAR>     environment variable holding the API key (presets: DEEPSEEK_API_KEY, OPENAI_API_KEY,
+                              ANTHROPIC_API_KEY)
       --reasoning-effort <e>  reasoning effort of every request (the model must accept it)
       --chunk-delay-ms <n>    scripted model: wait n ms before each streamed chunk (0 to 2147483647)
       --mcp-config <file>     MCP servers to use, a JSON file in the "mcpServers" shape (stdio commands or
