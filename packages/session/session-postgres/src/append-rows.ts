@@ -39,15 +39,15 @@ export async function appendRows(tx: Runner, tables: Tables, id: string, firstSe
       )
     }
   }
-  const seqs = new Array<number>(lines.length)
-  for (let i = 0; i < lines.length; i++) seqs[i] = firstSeq + i
-  // Pipelined: one round trip for the three statements.
+  // Pipelined: one round trip for the three statements. The rows travel as one text parameter, split
+  // on the server: a stored line never holds a newline (JSON escapes it), and a single string costs
+  // the client a third of the CPU an array parameter does (no per-element quoting).
   const [, updated] = await Promise.all([
-    tx.unsafe(`INSERT INTO ${tables.events} (session_id, seq, line) SELECT $1, s, l FROM unnest($2::integer[], $3::text[]) AS u(s, l)`, [
-      id,
-      seqs,
-      lines as string[],
-    ]),
+    tx.unsafe(
+      `INSERT INTO ${tables.events} (session_id, seq, line)
+       SELECT $1, $2 + o::integer - 1, l FROM unnest(string_to_array($3, E'\\n')) WITH ORDINALITY AS u(l, o)`,
+      [id, firstSeq, lines.join('\n')],
+    ),
     tx.unsafe(`UPDATE ${tables.sessions} SET updated_at = ${NOW_MS}, event_count = $2 WHERE id = $1 AND event_count = $3 RETURNING 1`, [
       id,
       end,

@@ -296,12 +296,19 @@ export class SessionStore implements SessionPersistence {
     if (this.writers.get(writer.id) === writer) this.writers.delete(writer.id)
   }
 
-  /** Closes (drains) a direct writer of `id`, if any. */
+  /**
+   * Closes (drains) a direct writer of `id`, or waits for the close of a
+   * disposed live session's writer, if any. A writer that failed is closed
+   * all the same; its failure was reported when it happened (and rejected its
+   * flushes), and what follows (a load) reads what the database holds.
+   */
   private async releaseDirect(id: string): Promise<void> {
     const writer = this.writers.get(id)
     if (writer === undefined || this.liveWriters.has(writer)) return
     try {
       await writer.close()
+    } catch (error) {
+      if (error !== writer.failed) this.options.warn(error)
     } finally {
       this.forget(writer)
     }
