@@ -32,6 +32,8 @@ export interface HarnessOptions {
   /** The model's context window and output limit (`test-model` of the scripted model). */
   window?: number
   maxOutput?: number
+  /** More models of the scripted provider (e.g. a summarizer with a smaller window). */
+  models?: { id: string; contextWindow: number; maxOutputTokens: number }[]
   config?: CompactionConfig
   /** Answers the agent's requests (the summarizer's go to `summary`). */
   respond?: (request: LlmRequest, agentCall: number) => string | ScriptReply | Promise<string | ScriptReply>
@@ -84,7 +86,7 @@ export async function harness(options: HarnessOptions = {}) {
   })
   await spine
   const model = new ScriptedModel({
-    models: [{ id: 'test-model', contextWindow: options.window ?? 1_000, maxOutputTokens: options.maxOutput ?? 200 }],
+    models: [{ id: 'test-model', contextWindow: options.window ?? 1_000, maxOutputTokens: options.maxOutput ?? 200 }, ...(options.models ?? [])],
     respond,
   })
   root.llm.registerAdapter(['scripted'], model)

@@ -49,6 +49,20 @@ describe('pressure (R-CMP-2)', () => {
     await h.expectClean()
   })
 
+  it("takes the window, the answer's reserve and the threshold from the config over the adapter's", async () => {
+    const h = await harness({ window: 10_000, maxOutput: 2_000, config: { window: 5_000, reservedOutputTokens: 1_000, threshold: 0.5 }, respond: () => ({ text: 'ok', usage: false }) })
+    const agent = await h.agent()
+    await turn(agent, chars(1_900))
+    expect(h.root.compaction.status(agent)).toEqual({ estimatedTokens: 1_902, threshold: 0.5, compactions: 0, running: false, window: 5_000, usableWindow: 4_000, share: 1_902 / 5_000, limit: 2_000 })
+    // The next prompt takes the request over 2,000: compacted at its pre-step, with the configured figures.
+    await turn(agent, chars(200))
+    expect(compactionEvents(agent.session)[0]!.data).toMatchObject({
+      reason: 'pressure',
+      window: 5_000,
+      why: 'before turn 2 step 1 with the 1 proposed message the next request is estimated at 2,102 tokens, over the limit of 2,000 (50% of the usable window: 5,000 − 1,000 reserved for the answer)',
+    })
+  })
+
   it('uses the usage the provider reports for the last request, calibrates the estimator with it, and adds what was appended since', async () => {
     const h = await harness({
       window: 10_000,
