@@ -67,6 +67,16 @@ describe('a prompt followed by 200 tool steps (R-CMP-2, R-CMP-4)', () => {
       else expect(texts[0]).toBe(PROMPT)
     }
     expect(summarized).toBe(true)
+
+    // Between two compactions every request extends the previous one (R-CMP-6): the prefix changes
+    // exactly once per compaction.
+    let breaks = 0
+    h.agentRequests.forEach((request, i) => {
+      if (i === 0) return
+      const previous = h.agentRequests[i - 1]!.messages
+      if (JSON.stringify(request.messages.slice(0, previous.length)) !== JSON.stringify(previous)) breaks++
+    })
+    expect(breaks).toBe(starts.length)
     await h.expectClean()
   })
 })

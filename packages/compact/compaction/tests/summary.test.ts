@@ -153,4 +153,39 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
     ])
     await h.expectClean()
   })
+
+  it("keeps the person's messages newest first within their budget, says how many were left out, and carries them into the next summary", async () => {
+    // Budgets of 500 tokens for the user's messages and for the protected tail (one 402-token turn).
+    const h = await harness({ window: 10_000, maxOutput: 2_000, config: { auto: false, userMessagesShare: 0.05, tailShare: 0.05 }, respond: () => ({ text: 'ok', usage: false }) })
+    const agent = await h.agent()
+    const prompt = (i: number) => chars(400, String(i))
+    for (let i = 0; i < 6; i++) await turn(agent, prompt(i))
+    await h.root.compaction.compact(agent)
+    const first = compactionEvents(agent.session)[1]!.data as { userMessages: unknown; messages: { content: { text: string }[] }[] }
+    expect(first.userMessages).toEqual({ kept: [prompt(4)], omitted: 4, omittedTokens: 1_600 })
+    expect(first.messages[0]!.content[0]!.text).toContain(`[1]\n${prompt(4)}\n\n(4 older messages from the user, about 1,600 tokens, were left out to save space; the summary covers them.)`)
+
+    // The next summary counts the kept message as the oldest candidate, and adds what it omits to what was omitted.
+    for (let i = 6; i < 9; i++) await turn(agent, prompt(i))
+    await h.root.compaction.compact(agent)
+    expect((compactionEvents(agent.session)[3]!.data as { userMessages: unknown }).userMessages).toEqual({ kept: [prompt(7)], omitted: 7, omittedTokens: 2_800 })
+    await h.expectClean()
+  })
+
+  it('never drops the latest instruction whole: one larger than the budget is kept cut in the middle', async () => {
+    const h = await harness({ window: 10_000, maxOutput: 2_000, config: { auto: false, userMessagesShare: 0.05, tailShare: 0.05 }, respond: () => ({ text: 'ok', usage: false }) })
+    const agent = await h.agent()
+    const long = `${chars(1_500, 'h')}${chars(1_500, 't')}`
+    await turn(agent, 'first')
+    await turn(agent, long)
+    await turn(agent, chars(400, 'z'))
+    await h.root.compaction.compact(agent)
+    expect((compactionEvents(agent.session)[1]!.data as { userMessages: unknown }).userMessages).toEqual({
+      kept: [`${chars(220, 'h')}\n[… 2,560 characters cut …]\n${chars(220, 't')}`],
+      omitted: 1,
+      omittedTokens: 5,
+    })
+    await h.expectClean()
+  })
 })
+
