@@ -8,7 +8,7 @@ import type { TestProjectInlineConfiguration } from 'vitest/config'
  * flakes). `scripts/tests/vitest-config.test.ts` pins this.
  *
  * The package projects. Tests import sibling packages by name and resolve them
- * to their TypeScript sources through the `source` export condition, so the
+ * to their TypeScript sources through the `dsh-source` export condition, so the
  * suite runs without a build step.
  */
 const packages = [
@@ -35,21 +35,17 @@ const packages = [
   'mcp/mcp',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))
 
-const conditions = ['source', 'module', 'node', 'development|production']
+const conditions = ['dsh-source', 'module', 'node', 'development|production']
 
 function project(dir: string): TestProjectInlineConfiguration {
   return {
     extends: true,
     resolve: { conditions },
-    ssr: { resolve: { conditions, externalConditions: ['source'] } },
+    ssr: { resolve: { conditions, externalConditions: ['dsh-source'] } },
     test: {
       name: dir,
       root: `packages/${dir}`,
       include: ['tests/**/*.test.ts'],
-      // eventsource-parser (under the MCP SDK's HTTP client) exports its TypeScript sources under
-      // the `source` condition too: Vite transforms it (and the SDK that imports it) instead of
-      // handing Node a .ts file.
-      server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser'] } },
     },
   }
 }

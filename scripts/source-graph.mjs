@@ -152,7 +152,7 @@ export function resolveRelative(fromFile, specifier) {
 
 /**
  * A resolver for workspace package names: `@scope/name` and `@scope/name/sub`
- * map to the file the package's `exports` give under the `source` condition
+ * map to the file the package's `exports` give under the `dsh-source` condition
  * (what the tests and the typecheck resolve to). Other packages resolve to
  * undefined.
  */
@@ -165,7 +165,7 @@ export function workspaceResolver(packages) {
     if (!pkg) return undefined
     const subpath = `.${match[2] ?? ''}`
     const entry = pkg.json.exports?.[subpath]
-    const target = typeof entry === 'string' ? entry : entry?.source ?? entry?.import ?? entry?.default
+    const target = typeof entry === 'string' ? entry : entry?.['dsh-source'] ?? entry?.import ?? entry?.default
     if (typeof target === 'string') {
       const file = join(pkg.dir, target)
       return existsSync(file) ? file : undefined

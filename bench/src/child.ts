@@ -1,7 +1,7 @@
 /**
  * One run of one scenario for one subject, in its own process:
  *
- *   node --conditions=source --import tsx --expose-gc child.ts <scenario> <subject> <params-json>
+ *   node --conditions=dsh-source --import tsx --expose-gc child.ts <scenario> <subject> <params-json>
  *
  * The orchestrator starts it; it prints one `RESULT_PREFIX` line with the
  * metrics as JSON on stdout (anything else goes to stderr).

@@ -4,7 +4,7 @@
  * created after it in the same process. Not a scenario of `pnpm bench`: it
  * answers "is the per-turn cost a property of the session or of the process?"
  *
- *   node --conditions=source --import tsx bench/src/warm-up-curve.ts [turns=3000] [window=500]
+ *   node --conditions=dsh-source --import tsx bench/src/warm-up-curve.ts [turns=3000] [window=500]
  *
  * Per window: wall µs per turn, process CPU µs per turn (above wall while V8's
  * compiler and GC threads work), and the GC pauses seen.

@@ -19,7 +19,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }))
 describe('pnpm bench:smoke', () => {
   it('runs every scenario for every subject it names and writes the figures', { timeout: 600_000 }, () => {
     const out = join(work, 'smoke.json')
-    const child = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts', '--smoke', '--out', out], {
+    const child = spawnSync(process.execPath, ['--conditions=dsh-source', '--import', 'tsx', 'src/main.ts', '--smoke', '--out', out], {
       cwd: bench,
       encoding: 'utf8',
     })
@@ -84,7 +84,7 @@ describe('pnpm bench:smoke', () => {
     chmodSync(wrapper, 0o755)
     const child = spawnSync(
       process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'src/main.ts', '--smoke', '--only', 'streaming,prefix-stability', '--subjects', 'dsh', '--node', wrapper, '--stream-batch', '16', '--out', out],
+      ['--conditions=dsh-source', '--import', 'tsx', 'src/main.ts', '--smoke', '--only', 'streaming,prefix-stability', '--subjects', 'dsh', '--node', wrapper, '--stream-batch', '16', '--out', out],
       { cwd: bench, encoding: 'utf8' },
     )
     expect(child.status, child.stderr).toBe(0)
@@ -95,6 +95,6 @@ describe('pnpm bench:smoke', () => {
       batch: 16,
     })
     // One start to read its version, then one child per run: the streaming run and the prefix run.
-    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['--version', '--conditions=source', '--conditions=source'])
+    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['--version', '--conditions=dsh-source', '--conditions=dsh-source'])
   })
 })

@@ -31,7 +31,7 @@ function repo(files: Record<string, string | object>): string {
 
 /** A package.json of a workspace package whose `.` export is its `src/index.ts`. */
 function manifest(name: string, fields: Record<string, Record<string, string>> = {}) {
-  return { name, exports: { '.': { source: './src/index.ts' } }, ...fields }
+  return { name, exports: { '.': { 'dsh-source': './src/index.ts' } }, ...fields }
 }
 
 const workspace = (name: string) => ({ [name]: 'workspace:^' })

@@ -14,7 +14,7 @@ export const RESULT_PREFIX = '@@bench-result '
  * gc().
  */
 export function childFlags(): string[] {
-  return ['--conditions=source', '--import', import.meta.resolve('tsx'), '--expose-gc']
+  return ['--conditions=dsh-source', '--import', import.meta.resolve('tsx'), '--expose-gc']
 }
 
 /**
@@ -24,7 +24,7 @@ export function childFlags(): string[] {
 export function assertSourceResolution(): void {
   const resolved = fileURLToPath(import.meta.resolve('@deepseek-ai/dsh-agent-loop'))
   if (!/[/\\]src[/\\]index\.ts$/.test(resolved)) {
-    throw new Error(`@deepseek-ai/dsh-agent-loop resolved to ${resolved}, not to its sources: run the bench through \`pnpm bench\` (node --conditions=source)`)
+    throw new Error(`@deepseek-ai/dsh-agent-loop resolved to ${resolved}, not to its sources: run the bench through \`pnpm bench\` (node --conditions=dsh-source)`)
   }
 }
 

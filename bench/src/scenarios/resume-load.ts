@@ -3,7 +3,7 @@
  * load's alone): mounts the spine with JSONL persistence, resumes the
  * session through `ctx.agents.resume`, then runs one more turn.
  *
- *   node --conditions=source --import tsx --expose-gc resume-load.ts <directory> <params-json>
+ *   node --conditions=dsh-source --import tsx --expose-gc resume-load.ts <directory> <params-json>
  */
 import { RESULT_PREFIX, assertSourceResolution } from '../lib/child-process.ts'
 import { NOOP_TOOL } from '../subjects/workload.ts'

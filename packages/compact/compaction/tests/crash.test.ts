@@ -19,7 +19,7 @@ describe('a real process killed during a summary (R-CMP-5, R-CMP-7)', () => {
   it('SIGKILL between compaction/start and the summary: the resume shadows nothing, says so in the log, and compacts again', { timeout: 60_000 }, async () => {
     const directory = mkdtempSync(join(tmpdir(), 'dsh-compaction-crash-'))
     directories.push(directory)
-    const process_ = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', child, directory], { cwd: repository, stdio: ['ignore', 'pipe', 'pipe'] })
+    const process_ = spawn(process.execPath, ['--conditions=dsh-source', '--import', 'tsx', child, directory], { cwd: repository, stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     process_.stderr.on('data', (data: Buffer) => void (stderr += data.toString()))
     const exited = new Promise<NodeJS.Signals | number | null>((resolve) => process_.on('exit', (code, signal) => resolve(signal ?? code)))

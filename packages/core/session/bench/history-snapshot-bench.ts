@@ -4,7 +4,7 @@
  * the cost of an adapter reading the whole snapshot, at 100, 10,000 and
  * 100,000 messages. From the repository root:
  *
- *   node --conditions=source --import tsx packages/core/session/bench/history-snapshot-bench.ts [sizes]
+ *   node --conditions=dsh-source --import tsx packages/core/session/bench/history-snapshot-bench.ts [sizes]
  *
  * Each variant and size runs in its own child process, so that the read
  * functions' inline caches see one kind of array (in one process, a function

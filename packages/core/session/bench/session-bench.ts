@@ -2,7 +2,7 @@
  * Measures dsh-session's hot paths against the budgets of spec §13. From the
  * repository root:
  *
- *   node --conditions=source --expose-gc --import tsx packages/core/session/bench/session-bench.ts [append|store|resume] [events]
+ *   node --conditions=dsh-source --expose-gc --import tsx packages/core/session/bench/session-bench.ts [append|store|resume] [events]
  *
  * Without a mode it runs each mode in its own child process (so peak RSS is
  * per mode) and prints both.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The dsh-demo command. In the dsh repository it runs the TypeScript sources through tsx, resolving
-// the sibling @deepseek-ai/dsh-* packages to their sources too (the `source` export condition), so
+// the sibling @deepseek-ai/dsh-* packages to their sources too (the `dsh-source` export condition), so
 // no build is needed; an installed package runs its build in dist/.
 import { existsSync } from 'node:fs'
 import { register } from 'node:module'

@@ -2,7 +2,7 @@
  * Embedding the dsh spine in your own Cordis app, and writing a first plugin.
  *
  * Run it from the repository root:
- *   node --conditions=source --import tsx packages/runtime/agent-spine/examples/embed.ts
+ *   node --conditions=dsh-source --import tsx packages/runtime/agent-spine/examples/embed.ts
  * (tests/embed.test.ts runs it too, so it stays correct.)
  *
  * 1. Mount the spine bundle and a model adapter (here the offline scripted model).

@@ -43,7 +43,7 @@ async function bundlePhases(outDir: string): Promise<string> {
     outExtension: () => ({ js: '.mjs' }),
     esbuildOptions(options) {
       // Resolve the workspace packages to their sources, as the tests do.
-      options.conditions = ['source']
+      options.conditions = ['dsh-source']
     },
   })
   return join(outDir, 'phases.mjs')

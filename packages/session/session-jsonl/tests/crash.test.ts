@@ -27,7 +27,7 @@ interface Report {
 function runAndKill(directory: string, id: string, mode: string | undefined, stop: (report: Report) => boolean): Promise<number> {
   const child = fork(join(repoRoot, 'packages/session/session-jsonl/tests/children/crash-writer.ts'), [directory, id, ...(mode ? [mode] : [])], {
     cwd: repoRoot,
-    execArgv: ['--conditions=source', '--import', 'tsx'],
+    execArgv: ['--conditions=dsh-source', '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   children.push(child)

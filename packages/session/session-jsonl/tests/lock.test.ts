@@ -18,7 +18,7 @@ afterEach(() => {
 async function holdInChild(directory: string, id: string): Promise<ChildProcess> {
   const child = fork(join(repoRoot, 'packages/session/session-jsonl/tests/children/hold-lock.ts'), [directory, id], {
     cwd: repoRoot,
-    execArgv: ['--conditions=source', '--import', 'tsx'],
+    execArgv: ['--conditions=dsh-source', '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   children.push(child)

@@ -153,7 +153,7 @@ describe('wiring: one writer per session (veto on session/created)', () => {
     const dir = tempDir()
     const child = fork(join(repoRoot, 'packages/session/session-jsonl/tests/children/hold-lock.ts'), [dir, 'elsewhere'], {
       cwd: repoRoot,
-      execArgv: ['--conditions=source', '--import', 'tsx'],
+      execArgv: ['--conditions=dsh-source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     children.push(child)

@@ -23,7 +23,7 @@ export class Holder {
   constructor(url: string, schema: string, leaseTtlMs?: number) {
     this.child = fork(join(repoRoot, 'packages/session/session-postgres/tests/children/session-holder.ts'), [url, schema, ...(leaseTtlMs ? [String(leaseTtlMs)] : [])], {
       cwd: repoRoot,
-      execArgv: ['--conditions=source', '--import', 'tsx'],
+      execArgv: ['--conditions=dsh-source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     this.child.on('message', (reply: Reply) => {

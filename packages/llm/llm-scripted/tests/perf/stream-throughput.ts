@@ -16,7 +16,7 @@
  * so Node 20's promise hooks are on and every promise pays them. Prints one
  * JSON line.
  *
- *   node --conditions=source --import tsx packages/llm/llm-scripted/tests/perf/stream-throughput.ts [--chunks 100000] [--calls 20000] [--runs 5]
+ *   node --conditions=dsh-source --import tsx packages/llm/llm-scripted/tests/perf/stream-throughput.ts [--chunks 100000] [--calls 20000] [--runs 5]
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { parseArgs } from 'node:util'

@@ -2,7 +2,7 @@
 // after every few events, reporting each completed flush to the parent over IPC
 // ({ flushed: <number of durable events> }), until the parent kills it with SIGKILL.
 //
-// Run with: node --conditions=source --import tsx crash-writer.ts <directory> <id> [torn]
+// Run with: node --conditions=dsh-source --import tsx crash-writer.ts <directory> <id> [torn]
 // With `torn`, it stops after flushing the tool/call of a step's first call, appends half a line to
 // the file (what a write cut off by a crash leaves) and reports { torn: true }.
 import { appendFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 // A second process that takes session `id` in `directory` and holds it until killed.
-// Run with: node --conditions=source --import tsx hold-lock.ts <directory> <id>
+// Run with: node --conditions=dsh-source --import tsx hold-lock.ts <directory> <id>
 import { Context } from 'cordis'
 import { SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence from '../../src/index.ts'

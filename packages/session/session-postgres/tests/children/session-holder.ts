@@ -8,7 +8,7 @@
 // Replies: { ok: true, length, repairs? } or { error: code, message }; `stream` sends
 // { flushed: length } after each flush. The first message is { ready: holder }.
 //
-// Run with: node --conditions=source --import tsx session-holder.ts <url> <schema> [leaseTtlMs]
+// Run with: node --conditions=dsh-source --import tsx session-holder.ts <url> <schema> [leaseTtlMs]
 import { Context } from 'cordis'
 import Sessions, { SessionId, type Session } from '@deepseek-ai/dsh-session'
 import { createUserMessage } from '@deepseek-ai/dsh-llm'
