@@ -1,8 +1,18 @@
-import { createAssembler, type AssembledResponse } from '@deepseek-ai/dsh-llm'
+import { createAssembler, type AssembledResponse, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import { checkAborted } from './cancellation'
 import type { PreparedStep } from './step-prepare'
 import type { TurnHost } from './turn-host'
 import type { TurnState } from './turn-state'
+
+/**
+ * The pump a `ctx.llm` call stream offers besides iteration (dsh-llm's
+ * `CallStream.pump`): every chunk handed to `sink` synchronously, in order,
+ * with no promise per chunk; `undefined` when the stream finished
+ * synchronously, else a promise that settles when it finishes.
+ */
+interface Pumpable {
+  pump?(sink: (chunk: StreamChunk) => boolean): Promise<void> | undefined
+}
 
 /**
  * The second phase of a step: dispatches the prepared call and logs every
@@ -11,23 +21,42 @@ import type { TurnState } from './turn-state'
  * assembler. Returns the assembled response, including a failed or aborted
  * call's (it arrives in-band, as a final `finish` chunk).
  *
+ * The chunks are read with the stream's pump when it has one (what
+ * `ctx.llm`'s prepared calls return): chunks already at hand are logged in one
+ * synchronous loop, and each chunk that arrives later costs its source's
+ * promise and one `.then`, not an `await` of the step. Another stream is
+ * iterated. The result is returned synchronously when the stream finished
+ * synchronously.
+ *
  * A cancel stops reading at the next chunk and unwinds (`TurnAborted`); the
  * step's assembler and chunk seqs then hold what arrived, for the
  * interrupted anchor the turn's close writes.
  */
-export async function streamStep(host: TurnHost, state: TurnState, prepared: PreparedStep): Promise<AssembledResponse> {
+export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedStep): AssembledResponse | Promise<AssembledResponse> {
   const { step: current } = prepared
   const { turn, step } = current
   const { holder } = state
   const assembler = createAssembler()
   current.assembler = assembler
-  const stream = prepared.call.stream(prepared.request)
+  const stream = prepared.call.stream(prepared.request) as AsyncIterable<StreamChunk> & Pumpable
   const signal = holder.signal
-  for await (const chunk of stream) {
-    if (signal.aborted) break
-    current.chunkSeqs.push(host.append('assistant/chunk', { turn, step, chunk }).seq)
+  const seqs = current.chunkSeqs
+  const sink = (chunk: StreamChunk): boolean => {
+    if (signal.aborted) return false
+    seqs.push(host.append('assistant/chunk', { turn, step, chunk }).seq)
     assembler.push(chunk)
+    return true
   }
-  checkAborted(holder)
-  return assembler.result()
+  const finish = (): AssembledResponse => {
+    checkAborted(holder)
+    return assembler.result()
+  }
+  if (typeof stream.pump !== 'function') return iterate(stream, sink).then(finish)
+  // Every chunk at hand (an in-memory model): the step goes on in the same tick, with no promise.
+  const pending = stream.pump(sink)
+  return pending === undefined ? finish() : pending.then(finish)
+}
+
+async function iterate(stream: AsyncIterable<StreamChunk>, sink: (chunk: StreamChunk) => boolean): Promise<void> {
+  for await (const chunk of stream) if (!sink(chunk)) break
 }

@@ -73,7 +73,8 @@ export type LlmRequest = Omit<GenerateOptions, 'signal'>
  * In-memory fast path: when the object `stream` returns is also a synchronous
  * `Iterable<StreamChunk>` (it has `[Symbol.iterator]` as well), `ctx.llm`
  * pulls that iterator instead, one chunk per consumer `next()`, without
- * awaiting it: one promise per chunk instead of two. For adapters whose chunks
+ * awaiting it: one promise per chunk instead of two, and none when the
+ * consumer reads it with `pump` (the agent loop does). For adapters whose chunks
  * are already at hand (a scripted model, a replay cache); its `next()` must
  * never block. Everything else holds as for the asynchronous iterator: a throw
  * is classified, `return()` is called when the stream stops early.
@@ -119,6 +120,14 @@ export interface PreparedCall {
    * Dispatches through the `llm/stream` waterfall and then the captured
    * adapter. Never throws for provider failures: they arrive as a final
    * `finish` chunk of kind `error`/`aborted` (R-LLM-4).
+   *
+   * The stream `ctx.llm` returns also has `pump(sink)`, the agent loop's way
+   * to read it: each chunk is handed to `sink` synchronously and in order
+   * (`sink` returns `false` to stop; a throw stops and is rethrown once the
+   * adapter is stopped), chunks already at hand in one synchronous loop and no
+   * promise per chunk beyond the adapter's own; it returns `undefined` when
+   * the stream finished synchronously, else a promise of its end. Same
+   * protocol checks as iteration; use one or the other, once.
    */
   stream(request: StreamRequest): AsyncIterable<StreamChunk>
 }

@@ -2,7 +2,7 @@ import { heard, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
-import { DONE, ProtocolStream } from './protocol-stream'
+import { DONE, ProtocolStream, type ChunkSink } from './protocol-stream'
 import type { StreamChunk } from './stream'
 
 /**
@@ -59,7 +59,7 @@ function generateOptions(config: EffectiveConfig, request: StreamRequest): Gener
  * nothing (it is its own iterator, like an async generator).
  */
 class CallStream implements AsyncIterableIterator<StreamChunk> {
-  private iterator: AsyncIterator<StreamChunk, undefined> | undefined
+  private iterator: ProtocolStream | undefined
   private closed = false
 
   constructor(
@@ -86,6 +86,26 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
     return this.iterator.next()
   }
 
+  /**
+   * Reads the whole stream into `sink` without a promise per chunk (see
+   * `ProtocolStream.pump`): `undefined` when it finished synchronously, else
+   * a promise that settles when it finishes. A `llm/stream` middleware's
+   * throw, or the sink's, is thrown (or rejects). Call it once, instead of
+   * iterating.
+   */
+  pump(sink: ChunkSink): Promise<void> | undefined {
+    if (this.iterator === undefined) {
+      if (this.closed) return undefined
+      try {
+        this.iterator = this.dispatch()
+      } catch (error) {
+        this.closed = true
+        throw error
+      }
+    }
+    return this.iterator.pump(sink)
+  }
+
   return(): Promise<IteratorResult<StreamChunk, undefined>> {
     this.closed = true
     const iterator = this.iterator
@@ -93,7 +113,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
     return typeof iterator.return === 'function' ? iterator.return() : Promise.resolve(DONE)
   }
 
-  private dispatch(): AsyncIterator<StreamChunk, undefined> {
+  private dispatch(): ProtocolStream {
     const { registration, options } = this
     const route = `${options.provider}/${options.model}`
     const signal = options.signal

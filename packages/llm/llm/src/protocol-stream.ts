@@ -10,6 +10,13 @@ const STREAMING = 1
 const FINISHED = 2
 const CLOSED = 3
 
+/**
+ * Receives the chunks of `pump`, synchronously and in order; returns `false`
+ * to stop reading (the source is then stopped with `return()`). A throw stops
+ * reading too, and is rethrown once the source is stopped.
+ */
+export type ChunkSink = (chunk: StreamChunk) => boolean
+
 /** Where a `ProtocolStream` takes its chunks from, and what to say in synthesized failures. */
 export interface StreamSource {
   /** Opens the source; called once, on the first `next()`. A throw is handled like an iteration throw. */
@@ -51,6 +58,11 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   /** The `.then` handlers of every pull, made once per stream. */
   private readonly onResult: (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>
   private readonly onError: (error: unknown) => IteratorResult<StreamChunk, undefined>
+  /** The running `pump`: its sink, and how its promise settles once a pull had to wait. */
+  private sink: ChunkSink | undefined
+  private pumping: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined
+  private onPumped: ((result: IteratorResult<StreamChunk>) => void) | undefined
+  private onPumpFailed: ((error: unknown) => void) | undefined
 
   constructor(
     private readonly source: StreamSource,
@@ -104,6 +116,20 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   }
 
   private start(): Promise<IteratorResult<StreamChunk, undefined>> {
+    let failure: IteratorResult<StreamChunk, undefined> | undefined
+    try {
+      failure = this.open()
+    } catch (thrown) {
+      return Promise.reject(thrown)
+    }
+    return failure === undefined ? this.next() : Promise.resolve(failure)
+  }
+
+  /**
+   * Opens the source (state `STREAMING`), or returns the terminal result of a
+   * source that could not be opened (or throws it, without `classify`).
+   */
+  private open(): IteratorResult<StreamChunk, undefined> | undefined {
     try {
       const iterable = this.source.open()
       if (iterable === null || typeof iterable !== 'object' || typeof iterable[Symbol.asyncIterator] !== 'function') {
@@ -112,14 +138,124 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
           message: `the model stream for ${this.source.route} is not an AsyncIterable`,
         })
       }
-      // An in-memory source is pulled synchronously: one resolved promise per chunk instead of two.
+      // An in-memory source is pulled synchronously: one resolved promise per chunk instead of two (none with `pump`).
       this.sync = typeof (iterable as Partial<Iterable<StreamChunk>>)[Symbol.iterator] === 'function'
       this.inner = this.sync ? (iterable as unknown as Iterable<StreamChunk>)[Symbol.iterator]() : iterable[Symbol.asyncIterator]()
     } catch (error) {
-      return settle(this.onError, error)
+      return this.failed(error)
     }
     this.state = STREAMING
-    return this.next()
+    return undefined
+  }
+
+  /**
+   * Reads the whole stream into `sink` (see `ChunkSink`), applying the same
+   * protocol checks as `next()`. Returns `undefined` when it finished
+   * synchronously (every chunk was at hand and the source is stopped), else a
+   * promise that settles when it finishes. A sink's throw, or a throw of the
+   * source without `classify`, is thrown (synchronously or as the rejection)
+   * after the source is stopped. Call it once, instead of `next()`.
+   */
+  pump(sink: ChunkSink): Promise<void> | undefined {
+    this.sink = sink
+    return this.drive(undefined)
+  }
+
+  /**
+   * The pump's loop: delivers `first` (a result that arrived asynchronously)
+   * and then pulls and delivers for as long as results are at hand. Returns
+   * `undefined` once the stream is over and the source stopped, or the
+   * promise of what is still pending (a pull, or an asynchronous `return()`).
+   */
+  private drive(first: IteratorResult<StreamChunk, undefined> | undefined): Promise<void> | undefined {
+    let result = first
+    for (;;) {
+      if (result === undefined) {
+        const state = this.state
+        if (state === STREAMING) {
+          let pending: Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk>
+          try {
+            pending = this.inner!.next()
+          } catch (error) {
+            result = this.failed(error)
+            continue
+          }
+          if (!this.sync) {
+            if (pending instanceof Promise) return this.await(pending)
+            // A thenable is adopted; a plain result (a source breaking the protocol) is taken as is, as by `next()`.
+            if (pending !== null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.await(Promise.resolve(pending))
+          }
+          result = this.checked(pending as IteratorResult<StreamChunk>)
+          continue
+        }
+        if (state === IDLE) {
+          result = this.open()
+          continue
+        }
+        return state === FINISHED ? this.stopSource() : undefined
+      }
+      if (result.done) return undefined
+      const chunk = result.value
+      result = undefined
+      let more: boolean
+      try {
+        more = this.sink!(chunk)
+      } catch (error) {
+        const stopping = this.stopSource()
+        if (stopping === undefined) throw error
+        return stopping.then(() => Promise.reject(error))
+      }
+      if (!more) return this.stopSource()
+    }
+  }
+
+  /** The pump waits for `pending`; the pump's promise settles when the loop it resumes ends. */
+  private await(pending: Promise<IteratorResult<StreamChunk>>): Promise<void> {
+    let pumping = this.pumping
+    if (pumping === undefined) {
+      let resolve!: () => void
+      let reject!: (error: unknown) => void
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      this.pumping = pumping = { promise, resolve, reject }
+      this.onPumped = (result) => this.resume(result, false, undefined)
+      this.onPumpFailed = (error) => this.resume(undefined, true, error)
+    }
+    pending.then(this.onPumped, this.onPumpFailed)
+    return pumping.promise
+  }
+
+  /** A pull the pump waited for settled: deliver it and go on until the next wait or the end. */
+  private resume(result: IteratorResult<StreamChunk> | undefined, threw: boolean, error: unknown): void {
+    const pumping = this.pumping!
+    try {
+      const next = this.drive(threw ? this.failed(error) : this.checked(result!))
+      if (next === undefined) pumping.resolve()
+      else if (next !== pumping.promise) next.then(pumping.resolve, pumping.reject)
+    } catch (thrown) {
+      pumping.reject(thrown)
+    }
+  }
+
+  /**
+   * Stops the source once the pump is done with it: synchronously for a
+   * synchronous source, else the promise of its `return()`. Its cleanup
+   * failing is swallowed, as in `close()`.
+   */
+  private stopSource(): Promise<void> | undefined {
+    if (!this.sync) return this.state === STREAMING || this.state === FINISHED ? this.close() : undefined
+    const inner = this.inner
+    this.inner = undefined
+    this.state = CLOSED
+    if (inner === undefined || typeof inner.return !== 'function') return undefined
+    try {
+      inner.return()
+    } catch {
+      // Swallowed on purpose, as in `close()`.
+    }
+    return undefined
   }
 
   /** The source threw: classify it into a terminal chunk, or rethrow when classification is off. */
