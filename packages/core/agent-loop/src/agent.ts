@@ -333,15 +333,21 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** Tracks a flush that nobody awaits (`whenIdle()` and dispose wait for it); a rejection fails the agent. */
   private track(flush: Promise<void>): void {
-    const task = flush.catch((error: unknown) => {
-      this.fail(persistenceFailed(this.id, error))
-      this.reportOutsideTurn()
-    })
+    // One derived promise: the flush runs after each admission.
+    const task: Promise<void> = flush.then(
+      () => this.untrack(task),
+      (error: unknown) => {
+        this.fail(persistenceFailed(this.id, error))
+        this.reportOutsideTurn()
+        this.untrack(task)
+      },
+    )
     this.flushes.add(task)
-    task.then(() => {
-      this.flushes.delete(task)
-      this.settleIdle()
-    })
+  }
+
+  private untrack(task: Promise<void>): void {
+    this.flushes.delete(task)
+    this.settleIdle()
   }
 
   beginTerminalWindow(): void {

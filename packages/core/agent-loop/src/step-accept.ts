@@ -49,7 +49,8 @@ export async function acceptStep(host: TurnHost, state: TurnState, current: Step
   const assembled = createAssistantMessage(result.content, { source })
   let message: AssistantMessage
   try {
-    message = await host.checkpoints.waterfall('agent/step-result', [host.agent, turn, step, assembled, holder.signal], () => assembled)
+    const transformed = host.checkpoints.waterfall('agent/step-result', [host.agent, turn, step, assembled, holder.signal], () => assembled)
+    message = transformed instanceof Promise ? await transformed : transformed
     checkAssistant(message)
   } catch (error) {
     // Under a cancel the step closes as a cancel does (an interrupted anchor keeps what arrived).
@@ -70,7 +71,8 @@ export async function acceptStep(host: TurnHost, state: TurnState, current: Step
   claimSteering(host, current)
   stopDeferring(host, current)
 
-  await host.checkpoints.serial('agent/post-step', [host.agent, turn, step, holder.signal])
+  const posted = host.checkpoints.serial('agent/post-step', [host.agent, turn, step, holder.signal])
+  if (posted instanceof Promise) await posted
   checkAborted(holder)
   finishStep(host, current)
   return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }

@@ -38,7 +38,9 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
   const { session, env } = host
   const { holder, turn } = state
   const proposed = proposal.entries.map((entry) => entry.placed.message)
-  const decision: PreStepDecision | void = await host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
+  // Awaited only when someone listens: with no listener the checkpoint answers synchronously.
+  let decision: PreStepDecision | void | Promise<PreStepDecision | void> = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
+  if (decision instanceof Promise) decision = await decision
   checkAborted(holder)
   if (decision && decision.kind === 'reject') {
     host.inboxState.discard(proposal.steering)
@@ -50,7 +52,8 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
   // The request: config, system prompt and tools, prepared call, header.
   const messages = session.deriveMessages()
   const requests = host.requests
-  const requested = await requests.request(host.agent, turn, step, holder.signal)
+  let requested = requests.request(host.agent, turn, step, holder.signal)
+  if (requested instanceof Promise) requested = await requested
   checkAborted(holder)
   const config = requests.settle(requested)
   const context = await env.systemPrompt.assembleContextFor(host.agent, requests.promptVars(config.provider, config.model))

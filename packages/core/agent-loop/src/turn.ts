@@ -70,7 +70,8 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
   // A listener of the claim or of turn/start may have cancelled already: no policy runs for a dead turn.
   checkAborted(holder)
   if (item) {
-    const decision = await promptPolicy(host, state, item)
+    let decision = promptPolicy(host, state, item)
+    if (decision instanceof Promise) decision = await decision
     checkAborted(holder)
     if (decision.kind === 'block') {
       state.end = { kind: 'blocked', reason: decision.reason }
@@ -90,7 +91,12 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
   for (let step = 1; ; step++) {
     // One step (R-LOOP-2): prepare (step-prepare.ts) → stream (step-stream.ts) → accept (step-accept.ts).
     const prepared = await prepareStep(host, state, step, proposal)
-    const outcome = prepared ? await acceptStep(host, state, prepared.step, await streamStep(host, state, prepared)) : REJECTED
+    let outcome: StepOutcome = REJECTED
+    if (prepared) {
+      let response = streamStep(host, state, prepared)
+      if (response instanceof Promise) response = await response
+      outcome = await acceptStep(host, state, prepared.step, response)
+    }
     checkAborted(holder)
     if (outcome.kind === 'rejected') {
       state.end = { kind: 'stopped', by: 'pre-step' }
@@ -114,7 +120,8 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
       outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering
         ? { kind: 'continue' }
         : { kind: 'stop', by: 'default' }
-    const decision = await continuation(host, state, fallback)
+    let decision = continuation(host, state, fallback)
+    if (decision instanceof Promise) decision = await decision
     checkAborted(holder)
     if (decision.kind === 'continue') {
       proposal = proposeSteering(host, decision.reason)
@@ -126,7 +133,8 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
       state.end = { kind: 'stopped', by: decision.by }
       return
     }
-    await host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
+    const stopping = host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
+    if (stopping instanceof Promise) await stopping
     checkAborted(holder)
     if (host.inboxState.hasSteering) {
       proposal = proposeSteering(host)
@@ -137,11 +145,14 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
   }
 }
 
-/** The prompt policy waterfall for a claimed ordinary item (R-IN-2). */
-async function promptPolicy(host: TurnHost, state: TurnState, item: AgentMessage): Promise<PromptDecision> {
+/**
+ * The prompt policy waterfall for a claimed ordinary item (R-IN-2), checked.
+ * Synchronous when nobody listens: the turn awaits only a real dispatch.
+ */
+function promptPolicy(host: TurnHost, state: TurnState, item: AgentMessage): PromptDecision | Promise<PromptDecision> {
   const allow: PromptDecision = { kind: 'allow', content: item.content, additionalContexts: item.contexts }
-  const decision = await host.checkpoints.waterfall('agent/prompt-submit', [host.agent, item.content, item.source, state.holder.signal], () => allow)
-  return checkPromptDecision(decision)
+  const decision = host.checkpoints.waterfall('agent/prompt-submit', [host.agent, item.content, item.source, state.holder.signal], () => allow)
+  return decision instanceof Promise ? decision.then(checkPromptDecision) : checkPromptDecision(decision)
 }
 
 /** The pending steering as the next step's proposed batch (not yet claimed). */
@@ -177,8 +188,8 @@ async function recover(
   )
 }
 
-/** `agent/turn-continuation` over the default decision, checked. */
-async function continuation(host: TurnHost, state: TurnState, fallback: ContinuationDecision): Promise<ContinuationDecision> {
-  const decision = await host.checkpoints.waterfall('agent/turn-continuation', [host.agent, state.turn, fallback, state.holder.signal], () => fallback)
-  return checkContinuation(decision)
+/** `agent/turn-continuation` over the default decision, checked; synchronous when nobody listens. */
+function continuation(host: TurnHost, state: TurnState, fallback: ContinuationDecision): ContinuationDecision | Promise<ContinuationDecision> {
+  const decision = host.checkpoints.waterfall('agent/turn-continuation', [host.agent, state.turn, fallback, state.holder.signal], () => fallback)
+  return decision instanceof Promise ? decision.then(checkContinuation) : checkContinuation(decision)
 }

@@ -48,12 +48,16 @@ describe('unplugging only the persistence plugin fails the agent loudly (issue 1
     a.followup('second')
     await a.whenIdle()
     expect(reports).toEqual([{ turn: 2, code: 'PERSISTENCE_FAILED', causeCode: 'PERSISTENCE_DETACHED' }])
-    // The turn that would have been stored nowhere never reaches the model: its first flush failed.
+    // The turn that would have been stored nowhere never reaches the model: the admission's flush
+    // failed while its first step was being prepared, so the step closed before its request left.
     expect(trace(a.session).slice(9)).toEqual([
       'turn/end 1 completed',
       'inbox/enqueue next-turn "second"',
       'inbox/dequeue',
       'turn/start 2 prompt',
+      'step/start 2.1',
+      'user/message "second"',
+      'step/end 2.1',
       'turn/end 2 error PERSISTENCE_FAILED',
     ])
     expect(model.calls).toBe(1)

@@ -153,24 +153,44 @@ export class SessionRegistry {
     return [...this.live.values()]
   }
 
-  async flush(session: Session): Promise<void> {
-    const log = this.own(session, 'flush')
-    if (log.stage !== 'live') return
-    if (heard(this.events, 'session/flush')) {
-      try {
-        await this.events.parallel(log.filter, 'session/flush', log)
-      } catch (error) {
-        throw flushFailed(log.id, error)
-      }
+  /**
+   * With no `session/flush` listener (no persistence mounted) nothing is
+   * dispatched and no promise is made: the answer is a shared resolved one,
+   * or the rejection of a session whose backend was unplugged. The loop
+   * flushes several times per turn.
+   */
+  flush(session: Session): Promise<void> {
+    let log: SessionLog
+    try {
+      log = this.own(session, 'flush')
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (log.stage !== 'live') return RESOLVED
+    if (heard(this.events, 'session/flush')) return this.dispatchFlush(log)
+    const detached = this.detachedProblem(log)
+    return detached === undefined ? RESOLVED : Promise.reject(detached)
+  }
+
+  private async dispatchFlush(log: SessionLog): Promise<void> {
+    try {
+      await this.events.parallel(log.filter, 'session/flush', log)
+    } catch (error) {
+      throw flushFailed(log.id, error)
     }
     // Checked after the dispatch: a backend mounted again takes the session on (and claims it) in its listener.
+    const detached = this.detachedProblem(log)
+    if (detached !== undefined) throw detached
+  }
+
+  /** `PERSISTENCE_DETACHED` when the session was claimed and no claim holds it while it is live. */
+  private detachedProblem(log: SessionLog): SessionError | undefined {
     const claim = this.claims.get(log)
-    if (claim !== undefined && claim.held === 0 && log.stage === 'live') {
-      throw new SessionError(
-        'PERSISTENCE_DETACHED',
-        `session "${log.id}" is no longer persisted: ${claim.holder} stopped writing it while it is live (its plugin was unloaded), so nothing appended since is stored; mount a persistence backend again (it takes the session on at its next event or flush) or dispose the session`,
-      )
-    }
+    if (claim === undefined || claim.held !== 0 || log.stage !== 'live') return undefined
+    return new SessionError(
+      'PERSISTENCE_DETACHED',
+      `session "${log.id}" is no longer persisted: ${claim.holder} stopped writing it while it is live (its plugin was unloaded), so nothing appended since is stored; mount a persistence backend again (it takes the session on at its next event or flush) or dispose the session`,
+    )
   }
 
   claim(session: Session, holder: string): () => void {
@@ -314,6 +334,9 @@ function openTurnAt(events: readonly AnySessionEvent[], boundary: number): { tur
 }
 
 /** `FLUSH_FAILED` for what `session/flush`'s parallel dispatch rejected with: the only failure as `cause`, or all of them. */
+/** What a flush with nothing to do answers: one shared, already resolved promise. */
+const RESOLVED: Promise<void> = Promise.resolve()
+
 function flushFailed(id: string, error: unknown): SessionError {
   const errors: readonly unknown[] = error instanceof AggregateError ? error.errors : [error]
   const text = errors.map((reason) => (reason instanceof Error ? reason.message : String(reason))).join('; ')
