@@ -12,12 +12,78 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null
 }
 
+/** `frozenCopy`'s answer for a value it refuses: `copyJson` then names the problem. */
+const REFUSED: unique symbol = Symbol('refused')
+
+/** Deeper nesting is refused by the fast copy and left to `copyJson` to diagnose. */
+const MAX_FAST_DEPTH = 64
+
 /**
- * Copies a JSON value, refusing anything that would not survive a round trip
- * (undefined, functions, symbols, bigint, non-finite numbers, class instances,
- * cycles). The copy detaches the admitted record from the caller's objects.
+ * The valid path of `copyJson`: a deep-frozen copy of a JSON value, built
+ * without path strings or a `Set` (ancestors are kept by depth, as cycles
+ * are only ever through them), or `REFUSED` at the first thing `copyJson`
+ * would refuse. Each copied object and array is frozen as soon as it is
+ * complete, so the admitted record needs no second walk to freeze it.
  */
-function copyJson(value: unknown, path: string, seen: Set<object> = new Set()): unknown {
+function frozenCopy(value: unknown, depth: number, ancestors: unknown[]): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) ? value : REFUSED
+    case 'object': {
+      if (value === null) return null
+      if (depth >= MAX_FAST_DEPTH) return REFUSED
+      for (let i = 0; i < depth; i++) if (ancestors[i] === value) return REFUSED
+      ancestors[depth] = value
+      if (Array.isArray(value)) {
+        const array: unknown[] = []
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i]
+          if (item === undefined) return REFUSED
+          const copy = frozenCopy(item, depth + 1, ancestors)
+          if (copy === REFUSED) return REFUSED
+          array.push(copy)
+        }
+        return Object.freeze(array)
+      }
+      if (!isPlainObject(value)) return REFUSED
+      const object: Record<string, unknown> = {}
+      for (const key in value) {
+        const entry = value[key]
+        if (entry === undefined) continue // absent optional field
+        const copy = frozenCopy(entry, depth + 1, ancestors)
+        if (copy === REFUSED) return REFUSED
+        object[key] = copy
+      }
+      return Object.freeze(object)
+    }
+    default:
+      return REFUSED
+  }
+}
+
+/** The ancestors of the running `frozenCopy` (admission is synchronous and not reentrant). */
+const ancestors: unknown[] = []
+
+/**
+ * A detached, deep-frozen copy of a JSON value, refusing anything that would
+ * not survive a round trip (undefined, functions, symbols, bigint,
+ * non-finite numbers, class instances, cycles) with an `INVALID_INPUT` that
+ * names the path. The copy detaches the admitted record from the caller's
+ * objects.
+ */
+function copyJson(value: unknown, path: string): unknown {
+  const copy = frozenCopy(value, 0, ancestors)
+  ancestors.length = 0
+  if (copy !== REFUSED) return copy
+  // `diagnose` throws for everything the fast copy refuses but nesting deeper than it goes.
+  return deepFreeze(diagnose(value, path, new Set()))
+}
+
+/** The slow copy with paths: throws the problem `frozenCopy` refused, naming where it is. */
+function diagnose(value: unknown, path: string, seen: Set<object>): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -34,7 +100,7 @@ function copyJson(value: unknown, path: string, seen: Set<object> = new Set()): 
         const array: unknown[] = []
         for (let i = 0; i < value.length; i++) {
           if (value[i] === undefined) invalid(`${path}[${i}] is undefined`)
-          array.push(copyJson(value[i], `${path}[${i}]`, seen))
+          array.push(diagnose(value[i], `${path}[${i}]`, seen))
         }
         out = array
       } else if (isPlainObject(value)) {
@@ -42,7 +108,7 @@ function copyJson(value: unknown, path: string, seen: Set<object> = new Set()): 
         for (const key of Object.keys(value)) {
           const entry = value[key]
           if (entry === undefined) continue // absent optional field
-          object[key] = copyJson(entry, `${path}.${key}`, seen)
+          object[key] = diagnose(entry, `${path}.${key}`, seen)
         }
         out = object
       } else {
@@ -60,41 +126,51 @@ function checkContent(value: unknown, path: string): ContentBlock[] {
   const problem = contentProblem(value, path)
   if (problem) invalid(problem)
   const blocks = value as ContentBlock[]
-  if (blocks.every((block) => block.type === 'text' && block.text.trim() === '')) {
-    invalid(`${path} is empty: an input needs at least one non-blank content block`)
+  let blank = true
+  for (let i = 0; i < blocks.length && blank; i++) {
+    const block = blocks[i]!
+    blank = block.type === 'text' && block.text.trim() === ''
   }
+  if (blank) invalid(`${path} is empty: an input needs at least one non-blank content block`)
   return copyJson(value, path) as ContentBlock[]
+}
+
+function requireNonEmpty(source: Record<string, unknown>, field: string): void {
+  if (typeof source[field] !== 'string' || source[field] === '') invalid(`source.${field} must be a non-empty string`)
 }
 
 function checkSource(value: unknown): MessageSource {
   if (!isPlainObject(value) || typeof value.kind !== 'string' || value.kind === '') {
     invalid('source must be an object with a string `kind`')
   }
-  const nonEmpty = (field: string) => {
-    if (typeof value[field] !== 'string' || value[field] === '') invalid(`source.${field} must be a non-empty string`)
-  }
   switch (value.kind) {
     case 'plugin':
-      nonEmpty('plugin')
+      requireNonEmpty(value, 'plugin')
       break
     case 'model':
-      nonEmpty('provider')
-      nonEmpty('model')
+      requireNonEmpty(value, 'provider')
+      requireNonEmpty(value, 'model')
       break
     case 'tool':
-      nonEmpty('callId')
+      requireNonEmpty(value, 'callId')
       break
   }
   return copyJson(value, 'source') as MessageSource
 }
 
-function checkContexts(value: unknown): AdditionalContext[] {
+const noContexts: readonly AdditionalContext[] = Object.freeze([])
+
+function checkContexts(value: unknown): readonly AdditionalContext[] {
   if (!Array.isArray(value)) invalid('contexts must be an array')
-  return value.map((context, i) => {
+  if (value.length === 0) return noContexts
+  const contexts: AdditionalContext[] = []
+  for (let i = 0; i < value.length; i++) {
+    const context: unknown = value[i]
     if (!isPlainObject(context)) invalid(`contexts[${i}] must be an object`)
     if (typeof context.label !== 'string') invalid(`contexts[${i}].label must be a string`)
-    return { label: context.label, content: checkContent(context.content, `contexts[${i}].content`) }
-  })
+    contexts.push(Object.freeze({ label: context.label, content: checkContent(context.content, `contexts[${i}].content`) }))
+  }
+  return Object.freeze(contexts)
 }
 
 /**
@@ -117,7 +193,8 @@ export function admitInput(input: ResolvedAgentInput, id: MessageId): AgentMessa
     invalid('inject() (next-step without wakeup) takes no contexts: they would have no prompt to attach to')
   }
   const metadata = copyJson(input.metadata, 'metadata') as JsonObject
-  return deepFreeze({
+  // Every part is a frozen copy already: freezing the record freezes it deeply.
+  return Object.freeze({
     id,
     content,
     source,
@@ -126,7 +203,7 @@ export function admitInput(input: ResolvedAgentInput, id: MessageId): AgentMessa
     metadata,
     target: input.target,
     wakeup: input.wakeup,
-  })
+  }) as AgentMessage
 }
 
 /**

@@ -96,6 +96,30 @@ describe('admitInput', () => {
     expect(() => admitInput(resolved({ metadata: metadata as never }), id)).toThrow(/cycle/)
   })
 
+  it('names the path of a problem deep inside metadata, and refuses undefined in an array', () => {
+    expect(() => admitInput(resolved({ metadata: { a: [{ b: [1, Number.POSITIVE_INFINITY] }] } as never }), id)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', message: 'metadata.a[0].b[1] must be a finite number' }),
+    )
+    expect(() => admitInput(resolved({ metadata: { list: [1, undefined] } as never }), id)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', message: 'metadata.list[1] is undefined' }),
+    )
+  })
+
+  it('accepts a sub-object shared by two keys (not a cycle) and very deep nesting, deep-frozen', () => {
+    const shared = { n: 1 }
+    let deep: Record<string, unknown> = { leaf: true }
+    for (let i = 0; i < 100; i++) deep = { next: deep }
+    const record = admitInput(resolved({ metadata: { a: shared, b: shared, deep } as never }), id)
+    expect(record.metadata).toEqual({ a: { n: 1 }, b: { n: 1 }, deep })
+    let at = record.metadata.deep as Record<string, unknown>
+    while (at.next) {
+      expect(Object.isFrozen(at)).toBe(true)
+      at = at.next as Record<string, unknown>
+    }
+    expect(Object.isFrozen(at)).toBe(true)
+    expect(Object.isFrozen(record.metadata.a)).toBe(true)
+  })
+
   it('accepts a plugin-merged block type as long as it has a type', () => {
     const record = admitInput(resolved({ content: [{ type: 'citation', url: 'x' } as unknown as ContentBlock] }), id)
     expect(record.content).toEqual([{ type: 'citation', url: 'x' }])
