@@ -56,7 +56,18 @@ describe('dsh-demo --provider anthropic (dsh-llm-anthropic)', { timeout: 60_000 
     const secret = 'sk-ant-demo-0123456789abcdef'
     const server = await FakeProvider.start()
     const replies = [
-      answer([[{ type: 'content_block_start', content_block: { type: 'tool_use', id: 'toolu_a', name: 'list_dir', input: {} } }, { type: 'content_block_delta', delta: { type: 'input_json_delta', partial_json: '{"path":"."}' } }]], 'tool_use', {
+      answer(
+        [
+          [
+            { type: 'content_block_start', content_block: { type: 'thinking', thinking: '', signature: '' } },
+            { type: 'content_block_delta', delta: { type: 'thinking_delta', thinking: 'List it.' } },
+            { type: 'content_block_delta', delta: { type: 'signature_delta', signature: 'c2lnbmVkLWJ5LWNsYXVkZQ==' } },
+          ],
+          [{ type: 'content_block_start', content_block: { type: 'redacted_thinking', data: 'ENCRYPTED+/=' } }],
+          [{ type: 'content_block_start', content_block: { type: 'tool_use', id: 'toolu_a', name: 'list_dir', input: {} } }, { type: 'content_block_delta', delta: { type: 'input_json_delta', partial_json: '{"path":"."}' } }],
+        ],
+        'tool_use',
+        {
         input_tokens: 300,
         output_tokens: 10,
         cache_read_input_tokens: 0,
@@ -91,6 +102,15 @@ describe('dsh-demo --provider anthropic (dsh-llm-anthropic)', { timeout: 60_000 
       expect([first!.system.at(-1)!.cache_control, first!.tools.at(-1)!.cache_control, second!.tools.at(-1)!.cache_control]).toEqual([{ type: 'ephemeral' }, { type: 'ephemeral' }, { type: 'ephemeral' }])
       // The first request marks its end; the second marks the first's end (read) and its own (written).
       expect([marks(first), marks(second)]).toEqual([['user:text'], ['user:text', 'user:tool_result']])
+      // The thinking went through the loop's log and back: signed thinking and redacted thinking replayed unchanged.
+      expect(second!.messages[1]).toEqual({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'List it.', signature: 'c2lnbmVkLWJ5LWNsYXVkZQ==' },
+          { type: 'redacted_thinking', data: 'ENCRYPTED+/=' },
+          { type: 'tool_use', id: 'toolu_a', name: 'list_dir', input: { path: '.' } },
+        ],
+      })
       // 300 + 2000 written, then 100 + 2000 read + 340 written: 2,000 of 4,740 input tokens were cache hits.
       expect(stderr).toMatch(/· 4,740 tokens in \(cache hits 42%\) · 13 out/)
       const saved = readFileSync(join(data, `${onlySession(data).id}.jsonl`), 'utf8')

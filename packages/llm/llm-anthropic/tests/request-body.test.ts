@@ -264,6 +264,24 @@ describe('cache breakpoints (at most four: tools, system, the previous step and 
     for (const request of server.requests) expect(request.raw.split('"cache_control"').length - 1).toBeLessThanOrEqual(4)
   })
 
+  it('a three-turn conversation: each request marks its last message and the end of the previous request, as whole bodies', async () => {
+    const u1 = createUserMessage('Hi.')
+    const a1 = createAssistantMessage('Hello.', { source: claude })
+    const u2 = createUserMessage('What is 2+2?')
+    const a2 = createAssistantMessage([{ type: 'text', text: '4.' }], { source: claude })
+    const u3 = createUserMessage('Thanks.')
+    const bodies = []
+    for (const messages of [[u1], [u1, a1, u2], [u1, a1, u2, a2, u3]]) bodies.push(await send({ messages, system: 'Be brief.', maxTokens: 100 }))
+    const user = (text: string, mark = false) => ({ role: 'user', content: [mark ? { type: 'text', text, cache_control: E } : { type: 'text', text }] })
+    const assistant = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }] })
+    const head = { model: 'claude-test', max_tokens: 100, system: [{ type: 'text', text: 'Be brief.', cache_control: E }] }
+    expect(bodies).toEqual([
+      { ...head, messages: [user('Hi.', true)], stream: true },
+      { ...head, messages: [user('Hi.', true), assistant('Hello.'), user('What is 2+2?', true)], stream: true },
+      { ...head, messages: [user('Hi.'), assistant('Hello.'), user('What is 2+2?', true), assistant('4.'), user('Thanks.', true)], stream: true },
+    ])
+  })
+
   it('the same history always gives the same bytes', async () => {
     const messages = [createUserMessage('a'), createAssistantMessage('b', { source: claude }), createUserMessage('c')]
     await send({ messages, tools, system: 's' })
