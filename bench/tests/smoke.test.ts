@@ -39,6 +39,7 @@ describe('pnpm bench:smoke', () => {
       'prefix-stability': ['dsh'],
       'mcp-call-overhead': ['dsh'],
       compaction: ['dsh'],
+      'session-postgres': ['dsh'],
     })
     // Every subject ran once and every figure is a finite number.
     for (const scenario of report.scenarios) {

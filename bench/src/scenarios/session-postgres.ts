@@ -1,0 +1,144 @@
+/**
+ * Scenario 10, dsh-session-postgres (issue 23): on the server `DSH_PG_URL`
+ * names, in a schema made for the run and dropped after it,
+ * - the append rate of one session through `ctx.sessionPersistence`
+ *   (`append` then `flush`, `perTransaction` events per flush, so each flush
+ *   is one committed transaction of that many rows; budget ≥ 50,000 events/s);
+ * - the resume of a `resumeEvents`-event session (200-chunk answer steps)
+ *   in a fresh process: load (lease, streamed read, repair check) plus
+ *   `ctx.sessions.prepare` and publication (budget ≤ 10 s and ≤ 400 MB peak
+ *   RSS);
+ * - the lease takeover after a kill: a child holds a live session and
+ *   streams flushes into it; it is SIGKILLed and the time until another
+ *   process's `load` succeeds is measured (TTL 3 s; budget ≤ 5 s).
+ *
+ * Without `DSH_PG_URL` (or with a server that does not answer) the run says
+ * why on stderr (`skipped:`) and reports no figure.
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { childFlags, runChild } from '../lib/child-process.ts'
+import { defineScenario, type Metrics } from '../lib/scenario.ts'
+
+interface Params {
+  appendEvents: number
+  perTransaction: number
+  resumeEvents: number
+}
+
+const CHILD = fileURLToPath(new URL('./session-postgres-child.ts', import.meta.url))
+
+async function sessionPostgres(_subject: string, params: Params): Promise<Metrics> {
+  const url = process.env.DSH_PG_URL
+  if (!url) {
+    process.stderr.write('skipped: DSH_PG_URL is not set (point it at a PostgreSQL database to measure dsh-session-postgres)\n')
+    return {}
+  }
+  const { Context } = await import('cordis')
+  const { default: Sessions, SessionId } = await import('@deepseek-ai/dsh-session')
+  const { default: Postgres } = await import('@deepseek-ai/dsh-session-postgres')
+  const { default: postgres } = await import('postgres')
+  const probe = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} })
+  try {
+    await probe`SELECT 1`
+  } catch (error) {
+    process.stderr.write(`skipped: the PostgreSQL server named by DSH_PG_URL did not answer (${(error as { code?: string }).code ?? 'error'})\n`)
+    await probe.end({ timeout: 1 }).catch(() => {})
+    return {}
+  }
+  const schema = `bench_${randomBytes(5).toString('hex')}`
+  const root = new Context()
+  await root.plugin(Sessions)
+  const fiber = root.plugin(Postgres, { url, schema, flushIntervalMs: 60_000, batchSize: 1_000_000 })
+  await fiber
+  const backend = root.sessionPersistence
+  const { buildLog } = await import('./session-postgres-log.ts')
+  try {
+    // 1. Append rate: the log is built first (in memory), then appended and flushed in transactions.
+    const log = buildLog(root.sessions.prepare(SessionId('bench-append')), params.appendEvents)
+    const id = SessionId('bench-append')
+    const events = log.events
+    const t0 = performance.now()
+    for (let at = 0; at < events.length; at += params.perTransaction) {
+      await backend.append(id, events.slice(at, at + params.perTransaction))
+      await backend.flush(id)
+    }
+    const appendMs = performance.now() - t0
+
+    // 2. Resume: a long session written the same way, then loaded in a fresh process.
+    const big = buildLog(root.sessions.prepare(SessionId('bench-resume')), params.resumeEvents)
+    const bigEvents = big.events
+    for (let at = 0; at < bigEvents.length; at += 10_000) {
+      await backend.append(big.id, bigEvents.slice(at, at + 10_000))
+      await backend.flush(big.id)
+    }
+    await (backend as unknown as { release(id: string): Promise<void> }).release(big.id)
+    const { result } = await runChild(CHILD, ['load', schema, big.id])
+    const loaded = result as Metrics
+    if (loaded.events !== bigEvents.length) throw new Error(`resumed ${loaded.events} events, wrote ${bigEvents.length}`)
+
+    // 3. Takeover after a kill.
+    const takeoverMs = await takeover(schema, backend)
+    return {
+      appendEventsPerSecond: events.length / (appendMs / 1000),
+      perTransaction: params.perTransaction,
+      resumeEvents: loaded.events!,
+      resumeMs: loaded.loadMs!,
+      peakRssMb: loaded.peakRssMb!,
+      baselineRssMb: loaded.baselineRssMb!,
+      takeoverMs,
+    }
+  } finally {
+    await fiber.dispose()
+    await probe.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {})
+    await probe.end({ timeout: 5 })
+  }
+}
+
+/** Starts a holder child, waits for its first flushes, SIGKILLs it, and times until a `load` here succeeds. */
+async function takeover(schema: string, backend: { load(id: never): Promise<unknown> }): Promise<number> {
+  const child = spawn(process.execPath, [...childFlags(), CHILD, 'hold', schema, 'bench-takeover'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise<void>((resolve, reject) => {
+    let seen = ''
+    child.stdout.setEncoding('utf8').on('data', (data: string) => {
+      seen += data
+      if (seen.includes('flushed\n')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`the holder exited (${code}) before holding the session`)))
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const t0 = performance.now()
+  child.kill('SIGKILL')
+  await exited
+  for (;;) {
+    try {
+      await backend.load('bench-takeover' as never)
+      return performance.now() - t0
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SESSION_LOCKED') throw error
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+}
+
+export default defineScenario<Params>({
+  id: 'session-postgres',
+  title: '10. Sessions on PostgreSQL',
+  describe: (p) =>
+    `dsh-session-postgres on DSH_PG_URL: append ${p.appendEvents.toLocaleString('en-US')} events to one session, ${p.perTransaction} per transaction; resume a ${p.resumeEvents.toLocaleString('en-US')}-event session in a fresh process; lease takeover after SIGKILL of the holder (TTL 3 s)`,
+  subjects: ['dsh'],
+  metrics: [
+    { key: 'perTransaction', label: 'events per transaction', unit: '', digits: 0, compare: false },
+    { key: 'appendEventsPerSecond', label: 'append rate, one session', unit: 'events/s', digits: 0, compare: false, budget: { op: '>=', limit: 50_000, source: 'issue 23' } },
+    { key: 'resumeEvents', label: 'events resumed', unit: '', digits: 0, compare: false },
+    { key: 'resumeMs', label: 'resume (load + prepare + publish)', unit: 'ms', digits: 0, compare: false, budget: { op: '<=', limit: 10_000, source: 'issue 23' } },
+    { key: 'peakRssMb', label: 'peak RSS of the resuming process', unit: 'MB', digits: 0, compare: false, budget: { op: '<=', limit: 400, source: 'issue 23' } },
+    { key: 'baselineRssMb', label: 'RSS before resuming (Node, tsx, modules)', unit: 'MB', digits: 0, compare: false },
+    { key: 'takeoverMs', label: 'lease takeover after SIGKILL', unit: 'ms', digits: 0, compare: false, budget: { op: '<=', limit: 5_000, source: 'issue 23' } },
+  ],
+  params: (mode) =>
+    mode === 'full' ? { appendEvents: 200_000, perTransaction: 1_000, resumeEvents: 1_000_000 } : { appendEvents: 2_000, perTransaction: 100, resumeEvents: 3_000 },
+  runs: (mode) => (mode === 'full' ? 1 : 1),
+  run: sessionPostgres,
+})
