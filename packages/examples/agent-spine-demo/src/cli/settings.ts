@@ -44,7 +44,9 @@ Interactive: Enter sends a message; typing while the agent works steers it; Ctrl
 the running turn, a second Ctrl-C (or Ctrl-C when idle) exits, a third ends the process at once.
 Approval questions: y allows, n (or Enter) denies, a allows the same kind of call for the rest of
 the session (when offered), anything else denies and is passed to the agent as your reason.
-Commands: /mode [mode], /trust, /sessions, /resume <id>, /new, /mcp, /exit.
+Commands: /help (keys and commands), /model [provider/model], /cost, /mode [mode], /trust, /compact,
+/sessions, /resume <id>, /new, /mcp, /exit. On a terminal: Up/Down recall messages, a trailing \\ (or
+Alt-Enter) continues on the next line, and @path attaches a workspace file to the message.
 Permission rules: ~/.dsh/settings.json, and .dsh/settings.json in the workspace once you /trust it.`
 
 /** Everything a run needs, resolved from flags over the config file over defaults. */

@@ -48,7 +48,7 @@ export class AgentSlot {
   async switchTo(resume: string | undefined): Promise<AgentHandle> {
     const old = this.handle
     const status = () => (this.handle && this.options.status ? this.options.status(this.handle.agent) : undefined)
-    const view = new TurnView({ answer: this.output.out, notes: this.output.out, style: this.output.style, spinner: this.output.spinner, redact: this.options.redact, status })
+    const view = new TurnView({ answer: this.output.answer, notes: this.output.out, style: this.output.style, spinner: this.output.spinner, redact: this.options.redact, status })
     const opened = await openAgent(this.app.ctx, { cwd: this.options.cwd, resume, agentOptions: this.options.agentOptions }, this.observer(view))
     this.handle = opened
     this.view = view

@@ -1,13 +1,14 @@
 import { isPermissionMode, type PermissionMode, type WorkspaceSettingsStatus } from '@deepseek-ai/dsh-permissions'
 import type { PersistedSessionInfo } from '@deepseek-ai/dsh-session'
 import { describeError } from '../describe-error'
+import { HELP_DETAILS } from '../help-text'
 import { sessionTitle } from '../session-titles'
 import type { InteractiveMachine } from './machine'
 import type { Output } from './output'
 
 export const HELP =
   'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits\n' +
-  'Commands: /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit'
+  'Commands: /help · /model [provider/model] · /cost · /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit'
 
 /** What the slash commands act on. */
 export interface CommandContext {
@@ -31,6 +32,12 @@ export interface CommandContext {
   trust(): Promise<WorkspaceSettingsStatus | undefined>
   /** `/mcp`: the MCP servers the current agent sees, their state and tools, as lines. */
   mcp(): readonly string[]
+  /** `/model`: the current model and the ones to switch to, as lines. */
+  models(): readonly string[]
+  /** `/model <spec>`: switches the model from the next request on; resolves with the line to print, throws a sentence when it cannot. */
+  switchModel(spec: string): Promise<string>
+  /** `/cost`: tokens and money of the current session, per model, as lines. */
+  cost(): readonly string[]
   /**
    * `/compact [instructions]`: compacts the current agent's history now (after the running turn,
    * if one is); resolves with a line to print when nothing was written (a compaction prints its own).
@@ -53,7 +60,22 @@ export async function runCommand(text: string, context: CommandContext): Promise
     case '/quit':
       return machine.exit(0)
     case '/help':
-      output.line(HELP)
+      for (const line of HELP_DETAILS) output.line(line)
+      return reprompt()
+    case '/model': {
+      const spec = text.slice(name!.length).trim()
+      if (!spec) for (const line of context.models()) output.line(line)
+      else {
+        try {
+          output.line(await context.switchModel(spec))
+        } catch (error) {
+          output.say('error', `✗ ${describeError(error)}`)
+        }
+      }
+      return reprompt()
+    }
+    case '/cost':
+      for (const line of context.cost()) output.line(line)
       return reprompt()
     case '/sessions':
       await listSessions(context)

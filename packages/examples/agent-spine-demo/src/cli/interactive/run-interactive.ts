@@ -18,6 +18,12 @@ import { HELP, runCommand, type CommandContext } from './commands'
 import { mcpLines } from '../mcp'
 import { InteractiveMachine, type MachineHost } from './machine'
 import { Output } from './output'
+import { CostMeter, costLines } from '../cost-meter'
+import { expandMentions } from '../mentions'
+import { ModelSwitch } from '../model-switch'
+import { PriceTable } from '../prices'
+import { promptHistory } from './prompt-history'
+import { TerminalInput, type RawInput } from './terminal-input'
 
 /**
  * The interactive agent. Each line the person enters becomes a follow-up
@@ -60,8 +66,8 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
       slot.pause()
       output.say(kind, text)
     },
-    followup: (text) => void slot.current.agent.followup(text),
-    steer: (text) => void slot.current.agent.steer(text),
+    followup: (text) => void slot.current.agent.followup(attach(text)),
+    steer: (text) => void slot.current.agent.steer(attach(text)),
     cancel: () => slot.current.agent.cancel({ kind: 'user' }),
     command: (text) => runCommand(text, commands),
     close: (code) => closeRun(code),
@@ -81,6 +87,27 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   const app = await startApp(settings, decide, (violation) => output.say('error', `! invariant ${violation.invariant} broken: ${violation.message}`), {
     plugin: io.env.DSH_DEMO_PLUGIN,
   })
+  const prices = new PriceTable(settings.prices)
+  const models = new ModelSwitch(app.ctx, settings.route, prices, io.env)
+  /** The cost meter of the current session (a new one for each session opened). */
+  let meter: { id: string; meter: CostMeter } | undefined
+  const costOf = (agent: { id: string; session: { events: Parameters<CostMeter['update']>[0] } }) => {
+    if (meter?.id !== agent.id) {
+      meter = { id: agent.id, meter: new CostMeter(prices) }
+      // What earlier runs of a resumed session spent is the session's, not the next turn's.
+      meter.meter.update(agent.session.events)
+      meter.meter.turnCost()
+    }
+    meter.meter.update(agent.session.events)
+    return meter.meter
+  }
+  /** `@path` mentions attach files of the workspace; a mention left as text says why. */
+  const attach = (text: string) => {
+    const expanded = expandMentions(text, settings.cwd)
+    for (const note of expanded.notes) output.say('warn', `! ${note}`)
+    if (expanded.attached.length) output.say('note', `· attached ${expanded.attached.join(', ')}`)
+    return expanded.input
+  }
   slot = new AgentSlot(app, output, machine, {
     cwd: settings.cwd,
     agentOptions: settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {},
@@ -88,7 +115,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     onProgress: () => guard.progress(),
     status: (agent) => {
       const mode = app.ctx.permissions.mode(agent)
-      const parts = [mode === 'default' ? undefined : `${mode} mode`, contextShare(app.ctx.compaction.status(agent))].filter(Boolean)
+      const parts = [mode === 'default' ? undefined : `${mode} mode`, contextShare(app.ctx.compaction.status(agent)), costOf(agent).turnCost()].filter(Boolean)
       return parts.length ? parts.join(' · ') : undefined
     },
   })
@@ -101,9 +128,12 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
 
   const greet = (resumed: boolean) => {
     const agent = slot.current.agent
+    // The cost meter starts with the session: what earlier runs spent is not the first turn's.
+    costOf(agent)
     const turns = agent.session.position.lastTurn
     const route = settings.route.kind === 'scripted' ? 'offline scripted model' : `${settings.route.provider} at ${redactUrlUserinfo(settings.route.baseUrl)}`
-    output.line(output.style('bold', `dsh demo · ${route} (${settings.route.provider}/${settings.route.model})`))
+    const { provider, model } = models.current()
+    output.line(output.style('bold', `dsh demo · ${route} (${provider}/${model})`))
     if (app.ctx.permissions.mode(agent) !== chosenMode) app.ctx.permissions.setMode(agent, chosenMode, { cause: 'person' })
     output.say(
       'note',
@@ -136,6 +166,9 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     },
     trust: () => app.ctx.permissions.trustWorkspace(),
     mcp: () => mcpLines(app.ctx, slot.current.agent),
+    models: () => models.lines(),
+    switchModel: (spec) => models.switchTo(spec),
+    cost: () => costLines(costOf(slot.current.agent)),
     compact: async (instructions) => skippedLine(await app.ctx.compaction.compact(slot.current.agent, instructions ? { instructions } : {})),
     switchTo: async (resume) => {
       try {
@@ -148,14 +181,23 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     },
   }
 
-  // Input is read only from here on: lines typed earlier wait in the stream.
-  const rl = createInterface({ input: io.stdin, output: tty ? (io.stdout as NodeJS.WritableStream) : undefined, terminal: tty, prompt: '> ' })
-  output.attach(rl)
+  // Input is read only from here on: lines typed earlier wait in the stream. A terminal gets the
+  // line editor below the output; a pipe is read a line at a time.
+  const input = tty
+    ? new TerminalInput(io.stdin as unknown as RawInput, io.stdout, output.screen!, promptHistory(slot.current.agent.session.events), {
+        line: (text) => onLine(text),
+        interrupt: () => interrupt(),
+        end: () => machine.inputEnd(),
+      })
+    : undefined
+  const rl = input ? undefined : createInterface({ input: io.stdin, terminal: false, prompt: '> ' })
+  if (rl) output.attach(rl)
+  if (input) output.attachInput(input)
 
   closeRun = (code) => {
     slot.pause()
     output.finish()
-    rl.close()
+    rl?.close()
     const close = async () => {
       if (machine.turnOpen) slot.current.agent.cancel({ kind: 'user' })
       try {
@@ -179,13 +221,15 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     interrupted = true
     machine.interrupt()
   }
-  rl.on('line', (raw) => {
+  const onLine = (raw: string) => {
     output.entered()
     // On a piped stdin, Ctrl-C arrives as a byte; it was handled as an interrupt already.
     machine.line(raw.replaceAll('\x03', '').trim())
-  })
-  rl.on('SIGINT', interrupt)
-  rl.on('close', () => machine.inputEnd())
+  }
+  rl?.on('line', onLine)
+  rl?.on('SIGINT', interrupt)
+  rl?.on('close', () => machine.inputEnd())
+  input?.start()
   const onData = (chunk: Buffer | string) => {
     for (const char of String(chunk)) if (char === '\x03') interrupt()
   }

@@ -40,6 +40,8 @@ export class Screen {
   /** Rows from the top of the drawn live area to the row the cursor is on. */
   private cursorRow = 0
   private drawn = false
+  /** An entered line waiting for the output's open line to end (so it never lands inside that line). */
+  private echo = ''
   private readonly markdown: MarkdownRenderer
 
   constructor(
@@ -79,11 +81,16 @@ export class Screen {
     this.draw('')
   }
 
-  /** Writes the prompt line as it stands into the output (what was entered stays on screen, as on any terminal). */
+  /**
+   * Writes the prompt line as it stands into the output (what was entered
+   * stays on screen, as on any terminal). While an output line is still open
+   * (an answer streaming), it follows that line once it ends.
+   */
   commitEditor(): void {
     const view = this.editor
     if (!view) return
-    this.draw(`${editorLines(view).join('\n')}\n`)
+    this.echo += `${editorLines(view).join('\n')}\n`
+    this.draw('')
   }
 
   /** Sets the status line (undefined removes it). */
@@ -152,6 +159,10 @@ export class Screen {
 
   /** Erases the live area, writes `committed` (whole lines) and draws the live area again. */
   private draw(committed: string): void {
+    if (this.echo && this.partial === '') {
+      committed += this.echo
+      this.echo = ''
+    }
     this.sync()
     const columns = this.columns()
     let out = ''

@@ -36,6 +36,8 @@ export class TerminalInput {
   private prompt = '> '
   private shown = false
   private closed = false
+  /** A redraw is scheduled: the keys of one chunk of input (typing fast, a paste) are drawn once. */
+  private scheduled = false
 
   constructor(
     private readonly stdin: RawInput,
@@ -76,13 +78,23 @@ export class TerminalInput {
   }
 
   private draw(): void {
-    if (this.shown) this.screen.showEditor({ prompt: this.prompt, text: this.editor.text, cursor: this.editor.cursor })
+    this.scheduled = false
+    if (this.shown && !this.closed) this.screen.showEditor({ prompt: this.prompt, text: this.editor.text, cursor: this.editor.cursor })
+  }
+
+  private scheduleDraw(): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    queueMicrotask(() => {
+      if (this.scheduled) this.draw()
+    })
   }
 
   private readonly onKey = (input: string | undefined, key: Key | undefined) => {
     if (this.closed) return
     const action = this.editor.key(input, key ?? {})
     if (action === 'submit') {
+      this.draw()
       this.screen.commitEditor()
       const text = this.editor.take()
       // The question (if one was shown) is answered; the next prompt is the ordinary one.
@@ -96,6 +108,6 @@ export class TerminalInput {
       return this.handlers.interrupt()
     }
     if (action === 'eof') return this.handlers.end()
-    this.draw()
+    this.scheduleDraw()
   }
 }
