@@ -40,6 +40,7 @@ describe('pnpm bench:smoke', () => {
       'mcp-call-overhead': ['dsh'],
       compaction: ['dsh'],
       'session-postgres': ['dsh'],
+      'subagent-overhead': ['dsh'],
     })
     // Every subject ran once and every figure is a finite number.
     for (const scenario of report.scenarios) {

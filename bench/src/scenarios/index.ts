@@ -9,9 +9,10 @@ import prefixStability from './prefix-stability.ts'
 import mcpCallOverhead from './mcp-call-overhead.ts'
 import compaction from './compaction.ts'
 import sessionPostgres from './session-postgres.ts'
+import subagentOverhead from './subagent-overhead.ts'
 
 /** Every scenario, in the order of the table. */
-export const scenarios: readonly Scenario<any>[] = [turnOverhead, toolTurns, growth, streaming, parallelTools, resume, prefixStability, mcpCallOverhead, compaction, sessionPostgres]
+export const scenarios: readonly Scenario<any>[] = [turnOverhead, toolTurns, growth, streaming, parallelTools, resume, prefixStability, mcpCallOverhead, compaction, sessionPostgres, subagentOverhead]
 
 export function scenario(id: string): Scenario<any> {
   const found = scenarios.find((s) => s.id === id)

@@ -26,23 +26,43 @@ export interface ChildSetupOptions {
   readonly background: boolean
 }
 
+/** What the service's allow-list guard needs to refuse a hidden tool: the type and its matcher. */
+export interface AllowList {
+  readonly type: AgentType
+  readonly allowed: (name: string) => boolean
+}
+
+/** The allow-list of a type, or undefined when the type allows every tool. */
+export function allowListOf(type: AgentType): AllowList | undefined {
+  return type.tools ? { type, allowed: allowListMatcher(type.tools) } : undefined
+}
+
+/** The guard's verdict for a call of `name` by a child whose allow-list is `list`. */
+export function allowListVerdict(list: AllowList, name: string): { kind: 'deny'; reason: string } | undefined {
+  if (list.allowed(name)) return undefined
+  const listed = list.type.tools!.length ? list.type.tools!.join(', ') : 'no tools'
+  return { kind: 'deny', reason: `${name} is not a tool of this ${list.type.name} subagent (it may use ${listed})` }
+}
+
 /**
- * Composes a child's scoped context before it is published (R-SUB-2): its
- * type's persona and the subagent section; when the type has an allow-list,
- * an agent-scoped `system-prompt/assemble` listener that keeps only the
- * allowed tools' schemas and an agent-scoped `tools.guard()` that refuses any
- * other tool called by name; for a background child, an outermost
- * `tools/pre-execute` listener that turns every `ask` into a denial (nobody
- * is there to answer; a call a rule allows still runs). Everything reverts
- * with the child.
+ * Composes a child's scoped context before it is published (R-SUB-2): one
+ * `persona` section with its type's persona and the subagent section (one
+ * registration: the two texts joined as the assembler joins sections); when
+ * the type has an allow-list, an agent-scoped `system-prompt/assemble`
+ * listener that keeps only the allowed tools' schemas (the other half of the
+ * allow-list, the guard that refuses a hidden tool called by name, is one
+ * `tools.guard()` of the service, keyed by the child's session id); for a
+ * background child, an outermost `tools/pre-execute` listener that turns
+ * every `ask` into a denial (nobody is there to answer; a call a rule allows
+ * still runs). Everything reverts with the child. Each registration is one
+ * Cordis effect, which is most of what a child costs beyond a bare agent:
+ * keep them few.
  */
 export function setUpChild(ctx: Context, options: ChildSetupOptions): void {
   const { type, background } = options
-  ctx.systemPrompt.section({ name: 'persona', order: 100, text: type.systemPrompt })
-  ctx.systemPrompt.section({ name: 'subagent', order: 150, text: SUBAGENT_SECTION })
+  ctx.systemPrompt.section({ name: 'persona', order: 100, text: `${type.systemPrompt}\n\n${SUBAGENT_SECTION}` })
   if (type.tools) {
     const allowed = allowListMatcher(type.tools)
-    const listed = type.tools.length ? type.tools.join(', ') : 'no tools'
     // The schema array of the tools service changes only with a registration: filter each one once.
     const filtered = new WeakMap<readonly ToolSchema[], readonly ToolSchema[]>()
     ctx.on('system-prompt/assemble', async (_agent, _vars, next) => {
@@ -54,9 +74,6 @@ export function setUpChild(ctx: Context, options: ChildSetupOptions): void {
       }
       return { system: assembled.system, tools }
     })
-    ctx.tools.guard(({ call }) =>
-      allowed(call.name) ? undefined : { kind: 'deny', reason: `${call.name} is not a tool of this ${type.name} subagent (it may use ${listed})` },
-    )
   }
   if (background) {
     ctx.on(

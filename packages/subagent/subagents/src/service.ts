@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto'
 import '@deepseek-ai/dsh-agent'
 import '@deepseek-ai/dsh-system-prompt'
 import '@deepseek-ai/dsh-tools'
-import type { Agent, AgentOptions } from '@deepseek-ai/dsh-agent'
+import type { Agent, AgentOptions, AgentRegistry } from '@deepseek-ai/dsh-agent'
 import { containedEmitter, subjectFilter } from '@deepseek-ai/dsh-scope'
 import { SessionId } from '@deepseek-ai/dsh-session'
 import { SubagentsConfig } from './config'
 import { Context, Service } from './cordis'
 import { SubagentsError } from './errors'
+import { allowListOf, allowListVerdict, type AllowList } from './child-setup'
 import { InProcessProvider, type PermissionsLink } from './in-process-provider'
 import { closeInterruptedRuns } from './resume'
 import { Run, type RunHost } from './run'
@@ -42,19 +43,21 @@ export class Subagents extends Service {
 
   /** The configured limits. */
   readonly limits: { readonly maxConcurrent: number; readonly maxDepth: number }
-  private readonly home: Context
   private readonly typeList: readonly AgentType[]
   private readonly defaultType: AgentType | undefined
   private readonly providers: SubagentProvider[] = []
   private readonly runs = new Map<string, Run>()
   private readonly depths = new Map<string, number>()
+  /** The allow-lists of the children that have one, by the child's session id (known before it exists). */
+  private readonly allowLists = new Map<string, AllowList>()
+  /** `ctx.agents`, held once: every lookup through a Cordis context costs a traceable wrapper. */
+  private readonly agents: AgentRegistry
   private readonly host: RunHost
   private readonly emitter
   private readonly log
 
   constructor(ctx: Context, config: SubagentsConfig = {}) {
     super(ctx, 'subagents')
-    this.home = ctx
     this.log = ctx.logger('subagents')
     this.emitter = containedEmitter(ctx)
     this.typeList = Object.freeze((config.types ?? []).map((type) => Object.freeze({ ...type, ...(type.tools ? { tools: Object.freeze([...type.tools]) } : {}) })))
@@ -72,6 +75,13 @@ export class Subagents extends Service {
     this.providers.push(new InProcessProvider(() => ctx.get('permissions') as PermissionsLink | undefined, warn))
     this.host = this.runHost(new Slots(this.limits.maxConcurrent), warn)
 
+    this.agents = ctx.agents
+    // The allow-list's guard (R-SUB-2), one for every child: a hidden tool called by name is refused.
+    // Guards are deny-only and monotonic, so no rule or remembered answer can re-allow it.
+    ctx.tools.guard(({ agent, call }) => {
+      const list = this.allowLists.size ? this.allowLists.get(agent.id) : undefined
+      return list ? allowListVerdict(list, call.name) : undefined
+    })
     ctx.sessions.registerType('subagent/started', { ignorable: true })
     ctx.sessions.registerType('subagent/finished', { ignorable: true })
     ctx.on('agent/disposed', (agent) => {
@@ -125,7 +135,7 @@ export class Subagents extends Service {
         `subagents nest at most ${this.limits.maxDepth} level${this.limits.maxDepth === 1 ? '' : 's'} deep, and this agent is already at depth ${depth - 1}, so it cannot start another; do this part of the work yourself`,
       )
     }
-    if (this.home.agents.get(parent.id) !== parent) throw new SubagentsError('PARENT_GONE', `agent ${String(parent.id)} is not a live agent of this app`)
+    if (this.agents.get(parent.id) !== parent) throw new SubagentsError('PARENT_GONE', `agent ${String(parent.id)} is not a live agent of this app`)
     const runId = randomUUID().replace(/-/g, '').slice(0, 10)
     const sessionId = SessionId(`${String(parent.id).slice(0, 160)}-sub-${runId}`)
     const agentOptions: AgentOptions = {
@@ -151,6 +161,8 @@ export class Subagents extends Service {
     )
     this.runs.set(runId, run)
     this.depths.set(sessionId, depth)
+    const list = allowListOf(type)
+    if (list) this.allowLists.set(sessionId, list)
     run.begin()
     return run
   }
@@ -223,6 +235,7 @@ export class Subagents extends Service {
       ended: (run, result: SubagentResult) => {
         this.runs.delete(run.id)
         this.depths.delete(run.sessionId)
+        this.allowLists.delete(run.sessionId)
         this.emitter.emit(subjectFilter(run.parent.id), 'subagents/finished', [{ run, parent: run.parent, result }], warn)
       },
     }

@@ -1,7 +1,10 @@
 import type { SubagentResult, SubagentRun } from '@deepseek-ai/dsh-subagents'
 import { bounded, type TaskHandle } from '@deepseek-ai/dsh-tasks'
 
-const number = new Intl.NumberFormat('en-US')
+/** `12345` as `12,345` (what Intl.NumberFormat('en-US') writes for an integer, at a fraction of its cost). */
+function grouped(value: number): string {
+  return String(Math.round(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
+}
 
 /**
  * A finished child's answer as its parent's model reads it (R-SUB-3): the
@@ -17,7 +20,7 @@ export function answerText(result: SubagentResult, maxChars: number): string {
 /** The bracketed usage line of a run. */
 export function usageLine(result: Pick<SubagentResult, 'agentType' | 'modelCalls' | 'usage'>): string {
   const calls = `${result.modelCalls} model call${result.modelCalls === 1 ? '' : 's'}`
-  return `[${result.agentType} subagent: ${calls}, ${number.format(result.usage.inputTokens)} input tokens, ${number.format(result.usage.outputTokens)} output tokens]`
+  return `[${result.agentType} subagent: ${calls}, ${grouped(result.usage.inputTokens)} input tokens, ${grouped(result.usage.outputTokens)} output tokens]`
 }
 
 /** The result of a background `task` call: the task id, and how the answer will come. */
