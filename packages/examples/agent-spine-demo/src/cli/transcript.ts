@@ -15,9 +15,11 @@ interface TurnDigest {
  * The last `maxTurns` turns of a log, compactly, for `/resume`: per turn the
  * prompt (`> …`), the tools it called, the last answer (one clipped line)
  * and how it ended when that was not `done`. Reads only the tail of the log
- * (from the first of those turns). `[]` for a log without turns.
+ * (from the first of those turns). `[]` for a log without turns. With
+ * `clipLast` false the last turn's answer is left out: the caller shows it
+ * in full (`lastAnswer`), rendered.
  */
-export function transcriptLines(events: readonly AnySessionEvent[], maxTurns = 3): string[] {
+export function transcriptLines(events: readonly AnySessionEvent[], maxTurns = 3, clipLast = true): string[] {
   let from = events.length
   let found = 0
   let total = 0
@@ -60,9 +62,22 @@ export function transcriptLines(events: readonly AnySessionEvent[], maxTurns = 3
   for (const turn of turns) {
     lines.push(`${turn.injected ? '+' : '>'} ${clip(turn.prompt ?? '', 100)}`)
     if (turn.tools.length) lines.push(`  ▸ ${[...new Set(turn.tools)].join(', ')}`)
-    if (turn.answer) lines.push(`  ${clip(turn.answer, 160)}`)
+    if (turn.answer && (clipLast || turn !== turns.at(-1))) lines.push(`  ${clip(turn.answer, 160)}`)
     if (!turn.end) lines.push('  · still open')
     else if (turn.end.kind !== 'completed') lines.push(`  · ${describeEnd(turn.end)}`)
   }
   return lines
+}
+
+/** The text of the last answer of the log's last turn (its last `assistant/message` with text), if any. */
+export function lastAnswer(events: readonly AnySessionEvent[]): string | undefined {
+  for (let seq = events.length - 1; seq >= 0; seq--) {
+    const event = events[seq]!
+    if (event.type === 'turn/start') return undefined
+    if (event.type === 'assistant/message') {
+      const text = textOf(event.data.message.content)
+      if (text.trim()) return text
+    }
+  }
+  return undefined
 }

@@ -11,7 +11,8 @@ import { routeSecrets } from '../model-route'
 import { Redactor, redactUrlUserinfo } from '../redact'
 import type { DemoSettings } from '../settings'
 import { styleFor } from '../style'
-import { transcriptLines } from '../transcript'
+import { lastAnswer, transcriptLines } from '../transcript'
+import { showAnswer } from './resume-answer'
 import { contextShare, skippedLine } from '../compaction-lines'
 import { AgentSlot } from './agent-slot'
 import { HELP, runCommand, type CommandContext } from './commands'
@@ -146,7 +147,12 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     for (const line of slot.loadReportLines()) output.say('warn', line)
     const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
     if (mismatch) output.say('warn', `! ${mismatch}`)
-    if (resumed) for (const line of transcriptLines(agent.session.events)) output.say('note', line)
+    if (resumed) {
+      // On a terminal the last answer is shown in full, rendered (at most RESUME_ANSWER_LINES lines).
+      for (const line of transcriptLines(agent.session.events, 3, !output.screen)) output.say('note', line)
+      const answer = output.screen ? lastAnswer(agent.session.events) : undefined
+      if (answer) showAnswer(output, answer)
+    }
   }
 
   const commands: CommandContext = {
