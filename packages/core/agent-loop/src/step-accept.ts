@@ -95,7 +95,8 @@ export function writeAnchor(
     turn: step.turn,
     step: step.step,
     message,
-    chunkSeqs: step.chunkSeqs,
+    // An exact-size copy: the array grew by push, and the log keeps the anchor for the session's life.
+    chunkSeqs: step.chunkSeqs.slice(),
     ...(usage ? { usage } : {}),
     finishReason,
     ...(interrupted ? { interrupted: true as const } : {}),
