@@ -4,22 +4,21 @@ import { describe, expect, it } from 'vitest'
 import { onlySession, runDemo, tempDir, trace, workspace } from './helpers'
 import { KEY, startPty } from './pty'
 import { HELP_DETAILS } from '../src/cli/help-text'
+import { HELP as HELP_LINES } from '../src/cli/interactive/commands'
 
 const HELLO_ANSWER =
   'I am the offline demo model (no network, no API key). You said: "hello". Ask me about the files in this workspace and I will look with the tools.'
 const SUMMARY = (turn: number, end = 'done') =>
   expect.stringMatching(new RegExp(`^· turn ${turn} ${end} · ([\\d,]+ tokens in \\(cache hits not reported\\) · \\d+ out|no token usage reported)`))
-const HELP = [
-  'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits',
-  'Commands: /help · /model [provider/model] · /cost · /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit',
-]
+// The greeting's two lines of help (other parts of the CLI add their commands to it).
+const HELP = HELP_LINES.split('\n')
 
 /** The greeting of a fresh session in `cwd`, saving to `data`. */
 function greeting(id: string, cwd: string, data: string): string[] {
   return ['dsh demo · offline scripted model (scripted/demo)', `session ${id} · workspace ${cwd} · saved in ${data} · mode default`, ...HELP]
 }
 
-// Each test drives a real `dsh-demo` in a pseudo-terminal (220 columns, so no line of these screens wraps)
+// Each test drives a real `dsh-demo` in a pseudo-terminal (300 columns, so no line of these screens wraps)
 // and compares the screen a headless xterm shows, colors aside.
 describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
   it('renders the answer as markdown, keeps a multi-line message, recalls earlier messages, and prices the turn', async () => {
@@ -30,7 +29,7 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
       join(cwd, 'dsh.config.json'),
       JSON.stringify({ scripted: { script: [answer, 'Two lines, noted.'] }, prices: { 'scripted/demo': { input: 1000, output: 2000 } } }),
     )
-    const demo = startPty(['--data-dir', data], { cwd, columns: 220 })
+    const demo = startPty(['--data-dir', data], { cwd, columns: 300 })
     await demo.waitFor(/^> $/m)
     demo.type(`hello${KEY.enter}`)
     await demo.waitFor(/· turn 1 done/)
@@ -84,7 +83,7 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
   it('keeps what is typed on its own line while the answer streams, then steers with it', async () => {
     const cwd = workspace()
     const data = tempDir()
-    const demo = startPty(['--data-dir', data, '--chunk-delay-ms', '80'], { cwd, columns: 220 })
+    const demo = startPty(['--data-dir', data, '--chunk-delay-ms', '80'], { cwd, columns: 300 })
     await demo.waitFor(/^> $/m)
     demo.type(`hello${KEY.enter}`)
     await demo.waitFor(/I am the offline/)
@@ -115,10 +114,15 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
   it('cancels the turn on Ctrl-C, and exits 130 on two', async () => {
     const cwd = workspace()
     const data = tempDir()
-    const demo = startPty(['--data-dir', data, '--chunk-delay-ms', '80'], { cwd, columns: 220 })
+    const demo = startPty(['--data-dir', data, '--chunk-delay-ms', '80'], { cwd, columns: 300 })
     await demo.waitFor(/^> $/m)
     demo.type(`hello${KEY.enter}`)
     await demo.waitFor(/I am the offline/)
+    // Ctrl-C on a line with text clears the line; the turn goes on.
+    demo.type('oops')
+    await demo.waitFor(/^> oops$/m)
+    demo.type(KEY.ctrlC)
+    await demo.waitFor(/^> $/m)
     demo.type(KEY.ctrlC)
     await demo.waitFor(/· turn 1 cancelled/)
     demo.type(`hello${KEY.enter}`)
@@ -151,7 +155,7 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
         prices: { 'scripted/demo': { input: 1, output: 2 }, 'scripted/demo-large': { input: 10, cacheRead: 1, output: 20 } },
       }),
     )
-    const demo = startPty(['--data-dir', data], { cwd, columns: 220 })
+    const demo = startPty(['--data-dir', data], { cwd, columns: 300 })
     await demo.waitFor(/^> $/m)
     demo.type(`hello${KEY.enter}`)
     await demo.waitFor(/· turn 1 done/)
@@ -210,7 +214,7 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
     const cwd = workspace()
     const data = tempDir()
     writeFileSync(join(cwd, 'dsh.config.json'), JSON.stringify({ scripted: { models: [{ id: 'demo', contextWindow: 6_000, maxOutputTokens: 200 }] } }))
-    const demo = startPty(['--data-dir', data], { cwd, columns: 220 })
+    const demo = startPty(['--data-dir', data], { cwd, columns: 300 })
     await demo.waitFor(/^> $/m)
     // Each note is pasted (the terminal marks a paste): its newline stays in the message.
     for (let i = 1; i <= 4; i++) {
@@ -235,7 +239,7 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
     const first = await runDemo(['-p', 'hello', '--data-dir', data], { cwd })
     expect(first.status).toBe(0)
     const { id } = onlySession(data)
-    const demo = startPty(['--data-dir', data, '--resume', id], { cwd, columns: 220 })
+    const demo = startPty(['--data-dir', data, '--resume', id], { cwd, columns: 300 })
     await demo.waitFor(/^> $/m)
     demo.type(KEY.up)
     await demo.waitFor(/^> hello$/m, 2)
@@ -260,7 +264,7 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
   it('draws no colors with NO_COLOR, and the markdown keeps its layout', async () => {
     const cwd = workspace()
     writeFileSync(join(cwd, 'dsh.config.json'), JSON.stringify({ scripted: { script: ['**bold** and `code`\n\n```sh\necho hi\n```'] } }))
-    const demo = startPty(['--data-dir', tempDir()], { cwd, columns: 220, env: { NO_COLOR: '1' } })
+    const demo = startPty(['--data-dir', tempDir()], { cwd, columns: 300, env: { NO_COLOR: '1' } })
     await demo.waitFor(/^> $/m)
     demo.type(`hello${KEY.enter}`)
     await demo.waitFor(/· turn 1 done/)
@@ -270,5 +274,29 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
     expect(screen.slice(screen.indexOf('> hello'), -1)).toEqual(['> hello', 'bold and code', '', '╭─ sh', '│ echo hi', '╰─', SUMMARY(1)])
     // Cursor movement and erasing, but no color or attribute (SGR) sequence anywhere.
     expect(demo.raw()).not.toMatch(/\x1b\[[\d;]*m/)
+  })
+
+  it('asks on the prompt line when a tool wants to write, and the answer is kept on screen', async () => {
+    const cwd = workspace()
+    const script = [{ toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'hello' } }], answer: 'Noted.' }]
+    writeFileSync(join(cwd, 'dsh.config.json'), JSON.stringify({ scripted: { script } }))
+    const demo = startPty(['--data-dir', tempDir()], { cwd, columns: 300 })
+    await demo.waitFor(/^> $/m)
+    demo.type(`take a note${KEY.enter}`)
+    await demo.waitFor(/^\? allow write_file: write 5 bytes to notes\.txt\? \[y\]es \/ \[n\]o \/ \[a\]lways \(write_file on notes\.txt\) $/m)
+    demo.type(`y${KEY.enter}`)
+    await demo.waitFor(/· turn 1 done/)
+    demo.type(`/exit${KEY.enter}`)
+    expect(await demo.exited).toBe(0)
+    const screen = await demo.screen()
+    expect(screen.slice(screen.indexOf('> take a note'))).toEqual([
+      '> take a note',
+      '▸ write_file {"path":"notes.txt","content":"hello"}',
+      '? allow write_file: write 5 bytes to notes.txt? [y]es / [n]o / [a]lways (write_file on notes.txt) y',
+      '  ◂ Wrote 5 bytes to notes.txt',
+      'Noted.',
+      SUMMARY(1),
+      '> /exit',
+    ])
   })
 })

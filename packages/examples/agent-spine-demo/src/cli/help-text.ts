@@ -7,7 +7,7 @@ export const HELP_DETAILS: readonly string[] = [
   '  Enter                send the message (while the agent works: steer the running turn)',
   '  \\ at the end, Alt-Enter, Ctrl-J   continue on a new line; a pasted text keeps its lines',
   '  Up / Down            earlier messages (and the lines of a long message)',
-  '  Ctrl-C               cancel the running turn; again, or when idle, exit',
+  '  Ctrl-C               clear the line; on an empty line: cancel the running turn, again (or when idle) exit',
   '  Ctrl-D               exit (on an empty line)',
   '  @path                attach a file (or a directory listing) of the workspace to the message',
   'Commands',
@@ -21,5 +21,6 @@ export const HELP_DETAILS: readonly string[] = [
   '  /resume <id>         continue a saved session (shows its last turns)',
   '  /new                 start a new session',
   '  /mcp                 the MCP servers and their tools',
+  '  /tasks [stop [id]]   background tasks (subagents, shell commands); stop one, or all',
   '  /exit                quit',
 ]

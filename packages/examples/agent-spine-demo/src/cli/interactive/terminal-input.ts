@@ -29,7 +29,9 @@ const PASTE_OFF = '\x1b[?2004l'
  * Node's keypress decoder (`readline.emitKeypressEvents`, which also names
  * the bracketed paste markers), go to a `LineEditor`, and the prompt line is
  * drawn by the `Screen` below the output. An entered line stays on screen as
- * it was typed (prompt included), then the prompt comes back empty.
+ * it was typed (prompt included), then the prompt comes back empty. Ctrl-C
+ * on a line with text clears it; on an empty line it is the command line's
+ * Ctrl-C (cancel the turn, exit).
  */
 export class TerminalInput {
   readonly editor: LineEditor
@@ -103,9 +105,12 @@ export class TerminalInput {
       return this.handlers.line(text)
     }
     if (action === 'interrupt') {
+      // With text on the prompt line, Ctrl-C only clears it (as a shell does); on an empty line it interrupts.
+      const typed = this.editor.text !== ''
       this.editor.clear()
       this.draw()
-      return this.handlers.interrupt()
+      if (!typed) this.handlers.interrupt()
+      return
     }
     if (action === 'eof') return this.handlers.end()
     this.scheduleDraw()
