@@ -2,6 +2,7 @@ import { defineTool } from '@deepseek-ai/dsh-tools'
 import { trace } from '@deepseek-ai/dsh-testkit'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import type { Session, SessionEvent, SessionEventMap } from '@deepseek-ai/dsh-session'
 import { SUMMARY_SYSTEM_PROMPT } from '../src'
 import { chars, compactionEvents, harness, texts, turn } from './helpers'
 
@@ -24,6 +25,13 @@ const cat = defineTool({
   isConcurrencySafe: () => true,
   execute: () => chars(1_200, 'f'),
 })
+
+/** The data of the `index`-th `compaction/summary` of a log. */
+function summaryData(session: Session, index: number): SessionEventMap['compaction/summary'] {
+  const found = session.events.filter((event): event is SessionEvent<'compaction/summary'> => event.type === 'compaction/summary')[index]
+  if (!found) throw new Error(`no compaction/summary #${index}`)
+  return found.data
+}
 
 describe('summary (R-CMP-4, R-CMP-5)', () => {
   it('sends the range and the instructions to the summarizer, and replaces the range with the summary, the user messages, the todo list and the conclusion', async () => {
@@ -161,14 +169,14 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
     const prompt = (i: number) => chars(400, String(i))
     for (let i = 0; i < 6; i++) await turn(agent, prompt(i))
     await h.root.compaction.compact(agent)
-    const first = compactionEvents(agent.session)[1]!.data as { userMessages: unknown; messages: { content: { text: string }[] }[] }
+    const first = summaryData(agent.session, 0)
     expect(first.userMessages).toEqual({ kept: [prompt(4)], omitted: 4, omittedTokens: 1_600 })
-    expect(first.messages[0]!.content[0]!.text).toContain(`[1]\n${prompt(4)}\n\n(4 older messages from the user, about 1,600 tokens, were left out to save space; the summary covers them.)`)
+    expect(texts(first.messages)[0]).toContain(`[1]\n${prompt(4)}\n\n(4 older messages from the user, about 1,600 tokens, were left out to save space; the summary covers them.)`)
 
     // The next summary counts the kept message as the oldest candidate, and adds what it omits to what was omitted.
     for (let i = 6; i < 9; i++) await turn(agent, prompt(i))
     await h.root.compaction.compact(agent)
-    expect((compactionEvents(agent.session)[3]!.data as { userMessages: unknown }).userMessages).toEqual({ kept: [prompt(7)], omitted: 7, omittedTokens: 2_800 })
+    expect(summaryData(agent.session, 1).userMessages).toEqual({ kept: [prompt(7)], omitted: 7, omittedTokens: 2_800 })
     await h.expectClean()
   })
 
@@ -180,7 +188,7 @@ describe('summary (R-CMP-4, R-CMP-5)', () => {
     await turn(agent, long)
     await turn(agent, chars(400, 'z'))
     await h.root.compaction.compact(agent)
-    expect((compactionEvents(agent.session)[1]!.data as { userMessages: unknown }).userMessages).toEqual({
+    expect(summaryData(agent.session, 0).userMessages).toEqual({
       kept: [`${chars(220, 'h')}\n[… 2,560 characters cut …]\n${chars(220, 't')}`],
       omitted: 1,
       omittedTokens: 5,
