@@ -9,10 +9,10 @@ export const HOLDER = 'dsh-session-postgres'
 
 /**
  * What dsh-session's `LiveSessions` (the wiring every backend shares) needs
- * from this backend. `closeAll` also ends the connection pool: it is the last
- * thing the plugin does.
+ * from this backend. `closeAll` also ends the watches (`closing`) and the
+ * connection pool: it is the last thing the plugin does.
  */
-export function liveRows(store: SessionStore, sql: Sql, warn: (error: unknown) => void): LiveSessionBackend<SessionWriter> {
+export function liveRows(store: SessionStore, sql: Sql, closing: AbortController, warn: (error: unknown) => void): LiveSessionBackend<SessionWriter> {
   return {
     name: HOLDER,
     open: (session) => store.openLive(session),
@@ -22,6 +22,7 @@ export function liveRows(store: SessionStore, sql: Sql, warn: (error: unknown) =
       try {
         await store.closeAll()
       } finally {
+        closing.abort()
         await sql.end({ timeout: 5 })
       }
     },

@@ -66,6 +66,9 @@ export class PostgresSessionPersistence extends Service implements SessionPersis
   private readonly sql: Sql
   private readonly tables: Tables
   private readonly store: SessionStore
+  private readonly ready: Promise<number>
+  /** Aborted when the plugin goes: every watch ends before the pool does. */
+  private readonly closing = new AbortController()
 
   constructor(ctx: Context, config: PostgresSessionPersistence.Config) {
     super(ctx, 'sessionPersistence')
@@ -79,7 +82,7 @@ export class PostgresSessionPersistence extends Service implements SessionPersis
     this.tables = tablesOf(config.schema ?? 'dsh')
     this.holder = config.holder ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.sql = connect({ url: config.url, max: config.poolSize ?? 4, leaseTtlMs, applicationName: 'dsh-session-postgres' })
-    const ready = migrate(this.sql, this.tables)
+    const ready = (this.ready = migrate(this.sql, this.tables))
     // Every call awaits `ready` and rejects with its failure; the log says so once.
     ready.catch(warn)
     const sessions = () => ctx.get('sessions')
@@ -95,7 +98,7 @@ export class PostgresSessionPersistence extends Service implements SessionPersis
       isLive: (id) => sessions()?.get(id) !== undefined,
       warn,
     })
-    persistLiveSessions(ctx, liveRows(this.store, this.sql, warn))
+    persistLiveSessions(ctx, liveRows(this.store, this.sql, this.closing, warn))
   }
 
   /** The schema the tables live in. */
@@ -162,10 +165,12 @@ export class PostgresSessionPersistence extends Service implements SessionPersis
   /**
    * Follows session `id` live without its lease (R-PG-3): every committed
    * event from `fromSeq` on, in order, then each new one as its transaction
-   * commits, until `signal` aborts or the loop breaks.
+   * commits, until `signal` aborts, the loop breaks or the plugin is
+   * disposed (the iteration then ends).
    */
-  watch(id: SessionId, options?: WatchOptions): AsyncGenerator<AnySessionEvent, void, undefined> {
-    return watchSession(this.sql, this.tables, id, options)
+  watch(id: SessionId, options: WatchOptions = {}): AsyncGenerator<AnySessionEvent, void, undefined> {
+    const signal = options.signal ? AbortSignal.any([options.signal, this.closing.signal]) : this.closing.signal
+    return watchSession(this.sql, this.tables, id, { ...options, signal }, this.ready)
   }
 }
 

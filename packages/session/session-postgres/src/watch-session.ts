@@ -25,10 +25,19 @@ const PAGE = 5_000
  * is missed.
  *
  * The events are the stored ones, parsed (`JSON.parse` of the stored text).
- * A failed read rejects the iteration with `DATABASE_FAILED`.
+ * It starts once `ready` (the migration) has resolved. A failed read rejects
+ * the iteration with `DATABASE_FAILED`.
  */
-export async function* watchSession(sql: Sql, tables: Tables, id: string, options: WatchOptions = {}): AsyncGenerator<AnySessionEvent, void, undefined> {
+export async function* watchSession(
+  sql: Sql,
+  tables: Tables,
+  id: string,
+  options: WatchOptions = {},
+  ready: Promise<unknown> = Promise.resolve(),
+): AsyncGenerator<AnySessionEvent, void, undefined> {
   const { signal } = options
+  // The tables exist once the migration is done (it rejects, typed, when it failed).
+  await ready
   let next = options.fromSeq ?? 0
   let due = true
   let wake: (() => void) | undefined
@@ -46,8 +55,10 @@ export async function* watchSession(sql: Sql, tables: Tables, id: string, option
       poke,
     )
     .catch((error: unknown) => {
+      if (signal?.aborted) return undefined
       throw databaseError(error, `Watching session "${id}"`, id)
     })
+  if (listening === undefined) return
   signal?.addEventListener('abort', poke)
   try {
     while (!signal?.aborted) {
@@ -62,6 +73,8 @@ export async function* watchSession(sql: Sql, tables: Tables, id: string, option
           [id, next],
         )
       } catch (error) {
+        // Ended meanwhile (the plugin closed the pool under the read): the watch just ends.
+        if (signal?.aborted) return
         throw databaseError(error, `Reading session "${id}" for a watcher`, id)
       }
       for (const row of rows) {

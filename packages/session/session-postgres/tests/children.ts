@@ -21,8 +21,10 @@ export class Holder {
   flushed = 0
 
   constructor(url: string, schema: string, leaseTtlMs?: number) {
-    this.child = fork(join(repoRoot, 'packages/session/session-postgres/tests/children/session-holder.ts'), [url, schema, ...(leaseTtlMs ? [String(leaseTtlMs)] : [])], {
+    // The connection string goes through the environment, never the command line (it may hold a password).
+    this.child = fork(join(repoRoot, 'packages/session/session-postgres/tests/children/session-holder.ts'), [schema, ...(leaseTtlMs ? [String(leaseTtlMs)] : [])], {
       cwd: repoRoot,
+      env: { ...process.env, DSH_PG_URL: url },
       execArgv: ['--conditions=dsh-source', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })

@@ -188,3 +188,21 @@ describe('watching (R-PG-3)', () => {
     expect(seen).toEqual(JSON.parse(JSON.stringify([...session.events])))
   })
 })
+
+describe('shutdown', () => {
+  it('disposing the plugin ends a watch that waits for events', async ({ skip }) => {
+    const url = pgUrl(skip)
+    const schema = freshSchema()
+    cleanups.push(() => dropSchema(url, schema))
+    const watcher = await mount(url, schema)
+    const seen: AnySessionEvent[] = []
+    const listening = (async () => {
+      for await (const event of watcher.backend.watch(SessionId('nobody-writes'))) seen.push(event)
+      return 'ended'
+    })()
+    await watcher.backend.list()
+    await watcher.fiber.dispose()
+    expect(await listening).toBe('ended')
+    expect(seen).toEqual([])
+  })
+})

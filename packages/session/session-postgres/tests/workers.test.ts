@@ -12,7 +12,7 @@ afterEach(async () => {
 /** Runs the worker example to completion; resolves with its stdout. */
 function runExample(url: string, args: string[]): Promise<string> {
   const main = join(repoRoot, 'packages/session/session-postgres/examples/workers/main.ts')
-  const child = spawn(process.execPath, ['--conditions=dsh-source', '--conditions=source', '--import', 'tsx', main, ...args], {
+  const child = spawn(process.execPath, ['--conditions=dsh-source', '--import', 'tsx', main, ...args], {
     cwd: repoRoot,
     env: { ...process.env, DSH_PG_URL: url },
     stdio: ['ignore', 'pipe', 'inherit'],

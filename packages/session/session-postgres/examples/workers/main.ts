@@ -66,8 +66,8 @@ for (let i = 0; i < prompts; i++) await queue.enqueue(`session-${i % sessions}`,
 if (values['kill-one']) await queue.enqueue('session-hang', 'please hang')
 
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url))
-/** The export conditions that resolve workspace packages to their sources (both spellings the repository has used). */
-const CONDITIONS = ['--conditions=dsh-source', '--conditions=source']
+/** The export condition that resolves workspace packages to their sources. */
+const CONDITIONS = ['--conditions=dsh-source']
 const children: ChildProcess[] = []
 let killed = false
 for (let i = 0; i < Number(values.workers); i++) {

@@ -8,13 +8,14 @@
 // Replies: { ok: true, length, repairs? } or { error: code, message }; `stream` sends
 // { flushed: length } after each flush. The first message is { ready: holder }.
 //
-// Run with: node --conditions=dsh-source --import tsx session-holder.ts <url> <schema> [leaseTtlMs]
+// Run with: DSH_PG_URL=… node --conditions=dsh-source --import tsx session-holder.ts <schema> [leaseTtlMs]
 import { Context } from 'cordis'
 import Sessions, { SessionId, type Session } from '@deepseek-ai/dsh-session'
 import { createUserMessage } from '@deepseek-ai/dsh-llm'
 import PostgresSessionPersistence from '../../src/index.ts'
 
-const [url, schema, ttl] = process.argv.slice(2) as [string, string, string | undefined]
+const url = process.env.DSH_PG_URL!
+const [schema, ttl] = process.argv.slice(2) as [string, string | undefined]
 const ctx = new Context()
 await ctx.plugin(Sessions)
 await ctx.plugin(PostgresSessionPersistence, { url, schema, flushIntervalMs: 60_000, ...(ttl ? { leaseTtlMs: Number(ttl) } : {}) })
