@@ -98,6 +98,11 @@ describe('LineEditor', () => {
     expect(editor.take()).toBe('hell ')
     expect(editor.entries()).toEqual(['first', 'second', 'hell '])
     expect([editor.key(undefined, { name: 'd', ctrl: true }), editor.key(undefined, { name: 'c', ctrl: true })]).toEqual(['eof', 'interrupt'])
+    // A resumed session's prompts become the most recent entries.
+    editor.remember(['hell ', 'from the log', ' '])
+    expect(editor.entries()).toEqual(['first', 'second', 'hell ', 'from the log'])
+    editor.key(undefined, { name: 'up' })
+    expect(editor.text).toBe('from the log')
   })
 
   it('continues a line ending in a backslash, on Alt-Enter and Ctrl-J, and keeps the newlines of a paste', () => {

@@ -167,6 +167,17 @@ export class LineEditor {
     this.position = this.history.length
   }
 
+  /** Adds `entries` (oldest first) as the most recent history, e.g. the prompts of a session just resumed. */
+  remember(entries: readonly string[]): void {
+    for (const entry of entries) {
+      if (!entry.trim() || this.history.at(-1) === entry) continue
+      this.history.push(entry)
+      if (this.history.length > this.maxHistory) this.history.shift()
+    }
+    this.position = this.history.length
+    this.draft = ''
+  }
+
   /** The history, oldest first. */
   entries(): readonly string[] {
     return this.history
