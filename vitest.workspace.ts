@@ -18,8 +18,10 @@ const packages = [
   'llm/llm-scripted',
   'llm/llm-openai',
   'llm/llm-retry',
+  'llm/llm-anthropic',
   'core/session',
   'session/session-jsonl',
+  'session/session-postgres',
   'core/system-prompt',
   'core/tools',
   'core/agent',
@@ -33,6 +35,9 @@ const packages = [
   'examples/agent-spine-demo',
   'compact/compaction',
   'mcp/mcp',
+  'tasks/tasks',
+  'subagent/subagents',
+  'subagent/tool-subagent',
 ].filter((dir) => existsSync(new URL(`./packages/${dir}/tests`, import.meta.url)))
 
 const conditions = ['dsh-source', 'module', 'node', 'development|production']
