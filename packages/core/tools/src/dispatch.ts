@@ -104,7 +104,8 @@ export async function dispatchCall(
   }
   try {
     if (heard(events, 'tools/execute')) await events.waterfall(filter, 'tools/execute', dispatch, inner)
-    else await inner()
+    // Unwrapped, the body is the only thing to wait for: awaited once, below.
+    else inner()
   } catch (error) {
     throw runFailure(error, caller, timedOut?.(), run.started)
   }

@@ -151,7 +151,8 @@ async function admitCall(
   })
   const filter = host.filter(agent)
 
-  await admit(host, filter, invocation)
+  // With no tools/pre-execute listener the decision is `allow`: no async frame and no await for it.
+  if (heard(host.events, 'tools/pre-execute')) await admit(host, filter, invocation)
   for (const guard of host.guards(agent)) {
     let verdict
     try {
@@ -174,7 +175,8 @@ async function settle(
   body: ToolOutput,
   signal: AbortSignal,
 ): Promise<ToolCallResult> {
-  const output = await review(host, filter, invocation, body)
+  // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
+  const output = heard(host.events, 'tools/post-execute') ? await review(host, filter, invocation, body) : body
   const runContext = run.context(invocation, signal)
   let content
   try {
