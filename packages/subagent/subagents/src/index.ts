@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { Subagents } from './service'
 
 export default Subagents

@@ -1,4 +1,4 @@
-import './errors'
+export type {} from './errors'
 import { TaskTools, ToolSubagent } from './plugin'
 
 export default ToolSubagent

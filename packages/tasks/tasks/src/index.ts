@@ -1,4 +1,4 @@
-import './events'
+export type {} from './events'
 import { Tasks } from './service'
 
 export default Tasks
