@@ -80,6 +80,33 @@ describe('one writer per session, across processes (R-PG-2)', () => {
     expect(stored[0]!.n).toBe(9)
   })
 
+  it('a live holder keeps its session: its heartbeat renews the lease past its first expiry, same holder and epoch, and others stay locked out', async ({ skip }) => {
+    const { url, schema, parent, spawn } = await setup(skip)
+    const id = SessionId('kept')
+    const holder = await spawn()
+    expect(await holder.send({ cmd: 'create', id })).toMatchObject({ ok: true })
+    type Lease = { holder: string; epoch: number; expires_at: Date; past: boolean }
+    /** The lease row, and whether the server's clock is past `since`. */
+    const lease = (since: Date) =>
+      withSql(url, async (sql) => {
+        const [row] = await sql.unsafe<Lease[]>(
+          `SELECT holder, epoch::int AS epoch, expires_at, clock_timestamp() > $2::timestamptz AS past FROM "${schema}".leases WHERE session_id = $1`,
+          [id, since],
+        )
+        return row!
+      })
+    const first = await lease(new Date(0))
+    // Wait (on the server's clock) until the first expiry has passed: the lease is still the holder's.
+    const later = await until(async () => {
+      const current = await lease(first.expires_at)
+      return current.past ? current : undefined
+    }, 'the first expiry to pass')
+    expect(later).toMatchObject({ holder: first.holder, epoch: first.epoch })
+    expect(later.expires_at.getTime()).toBeGreaterThan(first.expires_at.getTime())
+    await expect(parent.backend.load(id)).rejects.toMatchObject({ code: 'SESSION_LOCKED' })
+    expect(await holder.send({ cmd: 'chunks', count: 1 })).toMatchObject({ ok: true })
+  })
+
   it('the holder SIGKILLed mid-turn: after its lease expires another process takes over with a raised epoch, nothing flushed is lost, the open turn is repaired', async ({ skip }) => {
     const { url, schema, parent, spawn } = await setup(skip)
     const id = SessionId('killed')
