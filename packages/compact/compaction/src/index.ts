@@ -1,4 +1,4 @@
-import './types'
+export type {} from './types'
 import { Compaction } from './service'
 
 export default Compaction
