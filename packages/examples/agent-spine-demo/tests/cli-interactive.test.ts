@@ -28,7 +28,7 @@ describe.concurrent('dsh-demo interactive', { timeout: 60_000 }, () => {
       'dsh demo · offline scripted model (scripted/demo)',
       `session ${id} · workspace ${cwd} · saved in ${data} · mode default`,
       'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits',
-      'Commands: /help · /model [provider/model] · /cost · /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit',
+      'Commands: /help · /model [provider/model] · /cost · /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /tasks [stop [id]] (background tasks) · /exit',
       '> ',
       HELLO_ANSWER,
       expect.stringMatching(/^· turn 1 done · [\d,]+ tokens in \(cache hits not reported\) · \d+ out$/),

@@ -13,6 +13,7 @@ import { Context } from '../cordis'
 import { AgentSpine } from '@deepseek-ai/dsh-agent-spine'
 import { ApprovalService } from './approval'
 import { mountMcp } from './mcp'
+import { mountSubagents } from './subagents'
 import type { DemoSettings } from './settings'
 
 /** The running Cordis app of the command line. */
@@ -71,6 +72,7 @@ export async function startApp(
       await ctx.plugin(WorkspaceTools, { root: settings.cwd })
       await ctx.plugin(Permissions, { root: settings.cwd, mode: settings.mode, allowBypass: settings.mode === 'bypass' })
       await ctx.plugin(Compaction)
+      await mountSubagents(ctx)
       await mountMcp(ctx, settings.mcpServers)
       if (options.plugin !== undefined) await ctx.plugin(await loadPlugin(options.plugin))
       ctx.inject(['agents', 'sessions', 'sessionPersistence', 'permissions', 'compaction'], (inner) => ready(inner))

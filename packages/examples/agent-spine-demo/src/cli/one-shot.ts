@@ -15,6 +15,7 @@ import { Redactor } from './redact'
 import type { DemoSettings } from './settings'
 import { styleFor } from './style'
 import { LineWriter, TurnView } from './turn-view'
+import { watchSubagents } from './subagents'
 
 /** Exit status of a one-shot run whose turn ended `reason`. */
 export function exitCodeOf(reason: TurnEndReason | undefined, cancelledByUser: boolean): number {
@@ -126,6 +127,8 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
         },
       )
       const agent = handle.agent
+      // A subagent's activity goes with the other notes (stderr), under the call that started it.
+      watchSubagents(app.ctx, agent, (text) => say('dim', text))
       const loaded = loadReportOf(handle)
       if (loaded) {
         json?.note('agent/load-report', loaded)

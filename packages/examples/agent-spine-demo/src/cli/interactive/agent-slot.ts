@@ -3,6 +3,7 @@ import { openAgent, type AgentObserver } from '../agent-session'
 import type { DemoApp } from '../app'
 import { describeError } from '../describe-error'
 import { agentFailure, describeLoadReport, loadReportOf } from '../failures'
+import { watchSubagents } from '../subagents'
 import { TurnView } from '../turn-view'
 import type { InteractiveMachine } from './machine'
 import type { Output } from './output'
@@ -17,6 +18,8 @@ import type { Output } from './output'
 export class AgentSlot {
   private handle: AgentHandle | undefined
   private view: TurnView | undefined
+  /** Stops showing the current agent's subagents' activity. */
+  private unwatch: (() => void) | undefined
   /** `code: message` of the last failed turn, already in its summary line. */
   private summarized: string | undefined
   /** A session of this run could not be saved (`PERSISTENCE_FAILED`, `APPEND_REFUSED`, a failed final flush). */
@@ -52,6 +55,8 @@ export class AgentSlot {
     const opened = await openAgent(this.app.ctx, { cwd: this.options.cwd, resume, agentOptions: this.options.agentOptions }, this.observer(view))
     this.handle = opened
     this.view = view
+    this.unwatch?.()
+    this.unwatch = watchSubagents(this.app.ctx, opened.agent, (text) => this.output.say('note', text))
     this.summarized = undefined
     if (old) await this.close(old)
     return opened

@@ -8,7 +8,7 @@ import type { Output } from './output'
 
 export const HELP =
   'Enter sends a message · typing while the agent works steers it · Ctrl-C cancels the turn, twice exits\n' +
-  'Commands: /help · /model [provider/model] · /cost · /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /exit'
+  'Commands: /help · /model [provider/model] · /cost · /mode [default|accept-edits|plan] · /trust · /compact [instructions] · /sessions (list saved sessions) · /resume <id> · /new · /mcp (MCP servers) · /tasks [stop [id]] (background tasks) · /exit'
 
 /** What the slash commands act on. */
 export interface CommandContext {
@@ -32,6 +32,8 @@ export interface CommandContext {
   trust(): Promise<WorkspaceSettingsStatus | undefined>
   /** `/mcp`: the MCP servers the current agent sees, their state and tools, as lines. */
   mcp(): readonly string[]
+  /** `/tasks [stop [id]]`: the current agent's background tasks, or a stop of one (all without an id), as lines. */
+  tasks(args: string): readonly string[]
   /** `/model`: the current model and the ones to switch to, as lines. */
   models(): readonly string[]
   /** `/model <spec>`: switches the model from the next request on; resolves with the line to print, throws a sentence when it cannot. */
@@ -93,6 +95,9 @@ export async function runCommand(text: string, context: CommandContext): Promise
     }
     case '/mcp':
       for (const line of context.mcp()) output.line(line)
+      return reprompt()
+    case '/tasks':
+      for (const line of context.tasks(text.slice(name!.length))) output.line(line)
       return reprompt()
     case '/mode': {
       const wanted = args[0]

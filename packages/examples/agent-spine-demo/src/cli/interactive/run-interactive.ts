@@ -17,6 +17,7 @@ import { contextShare, skippedLine } from '../compaction-lines'
 import { AgentSlot } from './agent-slot'
 import { HELP, runCommand, type CommandContext } from './commands'
 import { mcpLines } from '../mcp'
+import { tasksCommand } from '../subagents'
 import { InteractiveMachine, type MachineHost } from './machine'
 import { Output } from './output'
 import { CostMeter, costLines } from '../cost-meter'
@@ -172,6 +173,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     },
     trust: () => app.ctx.permissions.trustWorkspace(),
     mcp: () => mcpLines(app.ctx, slot.current.agent),
+    tasks: (args) => tasksCommand(app.ctx, slot.current.agent, args),
     models: () => models.lines(),
     switchModel: (spec) => models.switchTo(spec),
     cost: () => costLines(costOf(slot.current.agent)),
