@@ -299,4 +299,19 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
       '> /exit',
     ])
   })
+
+  it('draws no screen on a terminal that cannot move its cursor (TERM=dumb): Node reads the lines, the answer is shown as it came', async () => {
+    const cwd = workspace()
+    writeFileSync(join(cwd, 'dsh.config.json'), JSON.stringify({ scripted: { script: ['**bold** and `code`'] } }))
+    const demo = startPty(['--data-dir', tempDir()], { cwd, columns: 300, env: { TERM: 'dumb' } })
+    await demo.waitFor(/^> $/m)
+    demo.type(`hello${KEY.enter}`)
+    await demo.waitFor(/· turn 1 done/)
+    await demo.waitFor(/^> $/m)
+    demo.type(KEY.ctrlD)
+    expect(await demo.exited).toBe(0)
+    const screen = await demo.screen()
+    expect(screen.slice(screen.indexOf('> hello'))).toEqual(['> hello', '**bold** and `code`', SUMMARY(1), '> '])
+    expect(demo.raw()).not.toMatch(/\x1b\[\d*[AJG]/)
+  })
 })

@@ -43,7 +43,7 @@ export function startPty(args: readonly string[], options: { cwd: string; env?: 
   for (const key of ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'FORCE_COLOR', 'NO_COLOR']) delete env[key]
   Object.assign(env, { TERM: 'xterm-256color' }, options.env)
   const term = new Terminal({ cols: columns, rows, scrollback: 5000, allowProposedApi: true })
-  const pty = spawnPty(process.execPath, [bin, ...args], { name: 'xterm-256color', cols: columns, rows, cwd: options.cwd, env })
+  const pty = spawnPty(process.execPath, [bin, ...args], { name: env.TERM!, cols: columns, rows, cwd: options.cwd, env })
   running.push(pty)
   const waiters = new Set<() => void>()
   let written = Promise.resolve()

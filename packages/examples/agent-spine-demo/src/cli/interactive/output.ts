@@ -33,8 +33,10 @@ export class Output {
     readonly style: Style,
     readonly tty: boolean,
     private readonly redact: (text: string) => string,
+    /** Draw a screen (false on a terminal that cannot move its cursor, `TERM=dumb`: lines as on a pipe, echoed by the terminal). */
+    screen = tty,
   ) {
-    if (tty) {
+    if (screen) {
       this.screen = new Screen(stream as ScreenStream, style)
       this.out = this.screen.plain
       this.answer = this.screen.answer

@@ -46,9 +46,11 @@ import { TerminalInput, type RawInput } from './terminal-input'
  */
 export async function runInteractive(settings: DemoSettings, io: CliIo): Promise<number> {
   const tty = io.stdin.isTTY === true && io.stdout.isTTY === true
+  // A terminal that cannot move its cursor (TERM=dumb) gets Node's line reading and the answer as it came, no screen.
+  const screen = tty && io.env.TERM !== 'dumb'
   const redactor = new Redactor(routeSecrets(settings.route, io.env))
   const redact = (text: string) => redactor.redact(text)
-  const output = new Output(io.stdout, styleFor(io.stdout, io.env), tty, redact)
+  const output = new Output(io.stdout, styleFor(io.stdout, io.env), tty, redact, screen)
   const guard = new ExitGuard(io.abort)
   let finished!: (code: number) => void
   const done = new Promise<number>((resolve) => (finished = resolve))
@@ -186,19 +188,20 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
         return
       }
       greet(resume !== undefined)
+      if (resume !== undefined) input?.editor.remember(promptHistory(slot.current.agent.session.events))
     },
   }
 
   // Input is read only from here on: lines typed earlier wait in the stream. A terminal gets the
   // line editor below the output; a pipe is read a line at a time.
-  const input = tty
+  const input = screen
     ? new TerminalInput(io.stdin as unknown as RawInput, io.stdout, output.screen!, promptHistory(slot.current.agent.session.events), {
         line: (text) => onLine(text),
         interrupt: () => interrupt(),
         end: () => machine.inputEnd(),
       })
     : undefined
-  const rl = input ? undefined : createInterface({ input: io.stdin, terminal: false, prompt: '> ' })
+  const rl = input ? undefined : createInterface({ input: io.stdin, output: tty ? (io.stdout as NodeJS.WritableStream) : undefined, terminal: tty, prompt: '> ' })
   if (rl) output.attach(rl)
   if (input) output.attachInput(input)
 
