@@ -1,7 +1,8 @@
 import type { WriteBehindStorage } from '@deepseek-ai/dsh-session'
 import { appendRows, type SessionFacts } from './append-rows'
 import type { Sql, Tables } from './database'
-import { acquireLease, checkLease, releaseLease, type HeldLease } from './lease'
+import { commitRows } from './commit-rows'
+import { acquireLease, releaseLease, type HeldLease } from './lease'
 import type { RowBatch } from './row-queue'
 
 export interface SessionStorageOptions {
@@ -25,7 +26,8 @@ export interface SessionStorageOptions {
 /**
  * The storage under one session writer's `WriteBehind`: each `write` is one
  * committed transaction (R-PG-1) that checks the lease at its epoch and
- * renews it (R-PG-2), inserts the batch's rows and announces them; `sync`
+ * renews it (R-PG-2), inserts the batch's rows and announces them, sent in
+ * one round trip (`commitRows`); `sync`
  * has nothing left to do (a committed transaction is durable with the
  * server's default `synchronous_commit`). A flush therefore commits what it
  * covers in one transaction, and nothing of a failed write is stored.
@@ -45,17 +47,19 @@ export class SessionStorage implements WriteBehindStorage<RowBatch> {
     const { sql, tables, id, holder, leaseTtlMs } = this.options
     await this.options.ready
     const facts = this.lease === undefined ? this.options.facts?.(batch) : undefined
+    if (this.lease !== undefined) {
+      // The common case: one round trip (see `commitRows`).
+      await commitRows(sql, tables, this.lease, holder, leaseTtlMs, batch.firstSeq, batch.lines)
+      return
+    }
+    // The first write of a new session: takes the lease and creates its row, in one transaction.
     const taken = await sql.begin(async (tx) => {
-      let lease = this.lease
-      if (lease === undefined) lease = await acquireLease(tx, tables, id, holder, leaseTtlMs)
-      else await checkLease(tx, tables, lease, holder, leaseTtlMs)
+      const lease = await acquireLease(tx, tables, id, holder, leaseTtlMs)
       await appendRows(tx, tables, id, batch.firstSeq, batch.lines, facts)
       return lease
     })
-    if (this.lease === undefined) {
-      this.lease = taken
-      this.options.onLease(taken)
-    }
+    this.lease = taken
+    this.options.onLease(taken)
   }
 
   async sync(): Promise<void> {}
