@@ -26,15 +26,30 @@ export interface ChildSetupOptions {
   readonly background: boolean
 }
 
-/** What the service's allow-list guard needs to refuse a hidden tool: the type and its matcher. */
+/**
+ * A child's allow-list as the service enforces it: the type, its matcher,
+ * and the filtered schema arrays (the tools service's array changes only with
+ * a registration, so each is filtered once).
+ */
 export interface AllowList {
   readonly type: AgentType
   readonly allowed: (name: string) => boolean
+  readonly filtered: WeakMap<readonly ToolSchema[], readonly ToolSchema[]>
 }
 
 /** The allow-list of a type, or undefined when the type allows every tool. */
 export function allowListOf(type: AgentType): AllowList | undefined {
-  return type.tools ? { type, allowed: allowListMatcher(type.tools) } : undefined
+  return type.tools ? { type, allowed: allowListMatcher(type.tools), filtered: new WeakMap() } : undefined
+}
+
+/** The schemas of `tools` a child with allow-list `list` sees. */
+export function allowedSchemas(list: AllowList, tools: readonly ToolSchema[]): readonly ToolSchema[] {
+  let kept = list.filtered.get(tools)
+  if (!kept) {
+    kept = tools.filter((tool) => list.allowed(tool.name))
+    list.filtered.set(tools, kept)
+  }
+  return kept
 }
 
 /** The guard's verdict for a call of `name` by a child whose allow-list is `list`. */
@@ -47,34 +62,19 @@ export function allowListVerdict(list: AllowList, name: string): { kind: 'deny';
 /**
  * Composes a child's scoped context before it is published (R-SUB-2): one
  * `persona` section with its type's persona and the subagent section (one
- * registration: the two texts joined as the assembler joins sections); when
- * the type has an allow-list, an agent-scoped `system-prompt/assemble`
- * listener that keeps only the allowed tools' schemas (the other half of the
- * allow-list, the guard that refuses a hidden tool called by name, is one
- * `tools.guard()` of the service, keyed by the child's session id); for a
+ * registration: the two texts joined as the assembler joins sections); for a
  * background child, an outermost `tools/pre-execute` listener that turns
  * every `ask` into a denial (nobody is there to answer; a call a rule allows
- * still runs). Everything reverts with the child. Each registration is one
- * Cordis effect, which is most of what a child costs beyond a bare agent:
- * keep them few.
+ * still runs). Everything reverts with the child. The allow-list is enforced
+ * by the service, keyed by the child's session id: one
+ * `system-prompt/assemble` listener keeps only the allowed schemas, one
+ * `tools.guard()` refuses a hidden tool called by name. Each registration on
+ * a child's scope is a Cordis effect created and revoked per child, most of
+ * what a child costs beyond a bare agent: keep them few.
  */
 export function setUpChild(ctx: Context, options: ChildSetupOptions): void {
   const { type, background } = options
   ctx.systemPrompt.section({ name: 'persona', order: 100, text: `${type.systemPrompt}\n\n${SUBAGENT_SECTION}` })
-  if (type.tools) {
-    const allowed = allowListMatcher(type.tools)
-    // The schema array of the tools service changes only with a registration: filter each one once.
-    const filtered = new WeakMap<readonly ToolSchema[], readonly ToolSchema[]>()
-    ctx.on('system-prompt/assemble', async (_agent, _vars, next) => {
-      const assembled = await next()
-      let tools = filtered.get(assembled.tools)
-      if (!tools) {
-        tools = assembled.tools.filter((tool) => allowed(tool.name))
-        filtered.set(assembled.tools, tools)
-      }
-      return { system: assembled.system, tools }
-    })
-  }
   if (background) {
     ctx.on(
       'tools/pre-execute',

@@ -8,7 +8,7 @@ import { SessionId } from '@deepseek-ai/dsh-session'
 import { SubagentsConfig } from './config'
 import { Context, Service } from './cordis'
 import { SubagentsError } from './errors'
-import { allowListOf, allowListVerdict, type AllowList } from './child-setup'
+import { allowedSchemas, allowListOf, allowListVerdict, type AllowList } from './child-setup'
 import { InProcessProvider, type PermissionsLink } from './in-process-provider'
 import { closeInterruptedRuns } from './resume'
 import { Run, type RunHost } from './run'
@@ -81,6 +81,12 @@ export class Subagents extends Service {
     ctx.tools.guard(({ agent, call }) => {
       const list = this.allowLists.size ? this.allowLists.get(agent.id) : undefined
       return list ? allowListVerdict(list, call.name) : undefined
+    })
+    // And the other half: a child sees only its allowed tools' schemas. Every other agent's assembly passes through untouched.
+    ctx.on('system-prompt/assemble', (agent, _vars, next) => {
+      const list = this.allowLists.size ? this.allowLists.get(agent.id) : undefined
+      if (!list) return next()
+      return next().then((assembled) => ({ system: assembled.system, tools: allowedSchemas(list, assembled.tools) }))
     })
     ctx.sessions.registerType('subagent/started', { ignorable: true })
     ctx.sessions.registerType('subagent/finished', { ignorable: true })
