@@ -1,4 +1,4 @@
-import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
+import type { Agent, AgentHandle, AgentRegistry, CreateAgentOptions } from '@deepseek-ai/dsh-agent'
 import { childOutcome } from './child-outcome'
 import { setUpChild } from './child-setup'
 import type { ChildOutcome, ProviderHooks, SubagentProvider, SubagentRequest } from './types'
@@ -28,6 +28,8 @@ export class InProcessProvider implements SubagentProvider {
   constructor(
     private readonly permissions: () => PermissionsLink | undefined,
     private readonly warn: (message: string) => void,
+    /** The app's `ctx.agents`, held: the child is then created through its factory directly. */
+    private readonly agents?: AgentRegistry,
   ) {}
 
   async run(request: SubagentRequest, signal: AbortSignal, hooks: ProviderHooks): Promise<ChildOutcome> {
@@ -35,13 +37,17 @@ export class InProcessProvider implements SubagentProvider {
     const cwd = parent.session.meta.cwd
     let handle: AgentHandle
     try {
-      handle = await parent.ctx.agents.create({
+      const options: CreateAgentOptions = {
         sessionId: request.sessionId,
         meta: { parentSession: parent.id, ...(cwd !== undefined ? { cwd } : {}) },
         agentOptions: request.agentOptions,
         setup: (ctx) => setUpChild(ctx, { type: request.type, background: request.background }),
         signal,
-      })
+      }
+      // Exactly `parent.ctx.agents.create(options)` (the parent's context owns the child), without
+      // the lookup of `agents` through that context, which costs Cordis an Error per call.
+      const factory = this.agents?.factory
+      handle = await (factory ? factory.createAgent(parent.ctx, options) : parent.ctx.agents.create(options))
     } catch (error) {
       if (signal.aborted) return notRun('CANCELLED', 'the subagent was stopped before it started', 'cancelled')
       return notRun('SUBAGENT_FAILED', `the subagent could not start: ${error instanceof Error ? error.message : String(error)}`, 'failed')

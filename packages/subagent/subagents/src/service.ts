@@ -3,7 +3,7 @@ import '@deepseek-ai/dsh-agent'
 import '@deepseek-ai/dsh-system-prompt'
 import '@deepseek-ai/dsh-tools'
 import type { Agent, AgentOptions, AgentRegistry } from '@deepseek-ai/dsh-agent'
-import { containedEmitter, subjectFilter } from '@deepseek-ai/dsh-scope'
+import { containedEmitter, heard, subjectFilter } from '@deepseek-ai/dsh-scope'
 import { SessionId } from '@deepseek-ai/dsh-session'
 import { SubagentsConfig } from './config'
 import { Context, Service } from './cordis'
@@ -72,10 +72,17 @@ export class Subagents extends Service {
     this.defaultType = config.defaultType !== undefined ? this.typeList.find((type) => type.name === config.defaultType) : this.typeList[0]
     this.limits = Object.freeze({ maxConcurrent: config.maxConcurrent ?? 4, maxDepth: config.maxDepth ?? 2 })
     const warn = (message: unknown) => this.log.warn(message instanceof Error ? message.message : String(message))
-    this.providers.push(new InProcessProvider(() => ctx.get('permissions') as PermissionsLink | undefined, warn))
+    // dsh-permissions, looked up once and again only when a service changes: a lookup through a
+    // Cordis context builds an Error (a stack capture) each time, which a child paid on every spawn.
+    let permissions: PermissionsLink | undefined | null = null
+    ctx.on('internal/service', (name) => {
+      if (name === 'permissions') permissions = null
+    })
+    const permissionsLink = () => (permissions === null ? (permissions = ctx.get('permissions') as PermissionsLink | undefined) : permissions)
+    this.agents = ctx.agents
+    this.providers.push(new InProcessProvider(permissionsLink, warn, this.agents))
     this.host = this.runHost(new Slots(this.limits.maxConcurrent), warn)
 
-    this.agents = ctx.agents
     // The allow-list's guard (R-SUB-2), one for every child: a hidden tool called by name is refused.
     // Guards are deny-only and monotonic, so no rule or remembered answer can re-allow it.
     ctx.tools.guard(({ agent, call }) => {
@@ -237,12 +244,15 @@ export class Subagents extends Service {
             ...(result.error ? { error: { ...result.error } } : {}),
           }),
         ),
-      announceStarted: (run) => this.emitter.emit(subjectFilter(run.parent.id), 'subagents/started', [{ run, parent: run.parent }], warn),
+      // Notifications nobody hears are not dispatched (no filter, no argument array).
+      announceStarted: (run) => {
+        if (heard(this.emitter.events, 'subagents/started')) this.emitter.emit(subjectFilter(run.parent.id), 'subagents/started', [{ run, parent: run.parent }], warn)
+      },
       ended: (run, result: SubagentResult) => {
         this.runs.delete(run.id)
         this.depths.delete(run.sessionId)
         this.allowLists.delete(run.sessionId)
-        this.emitter.emit(subjectFilter(run.parent.id), 'subagents/finished', [{ run, parent: run.parent, result }], warn)
+        if (heard(this.emitter.events, 'subagents/finished')) this.emitter.emit(subjectFilter(run.parent.id), 'subagents/finished', [{ run, parent: run.parent, result }], warn)
       },
     }
   }
