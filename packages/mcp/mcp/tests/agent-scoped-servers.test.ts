@@ -18,8 +18,11 @@ async function agentWith(kit: McpSpine, id: string, servers: Record<string, McpS
 }
 
 describe('servers scoped to one agent as well as global ones (R-MCP-3)', () => {
-  it('two agents with different server sets see only their own servers and tools', async () => {
-    const kit = await mcpSpine({}, { model: { script: ['a answers', 'b answers'] } })
+  // Two real server processes start here: the first turns wait for them (startupTimeoutMs raised
+  // from the 10 s default so a loaded machine cannot let a turn go without its servers), and the
+  // test gets a ceiling to match.
+  it('two agents with different server sets see only their own servers and tools', { timeout: 120_000 }, async () => {
+    const kit = await mcpSpine({ startupTimeoutMs: 100_000 }, { model: { script: ['a answers', 'b answers'] } })
     const root = tempDir()
     const a = await agentWith(kit, 'a', { files: filesystem(root) })
     const b = await agentWith(kit, 'b', { everything: everything() })
@@ -40,7 +43,8 @@ describe('servers scoped to one agent as well as global ones (R-MCP-3)', () => {
     expect(resultText(await execute(kit, a, 'mcp__files__list_allowed_directories', {}))).toBe(`Allowed directories:\n${root}`)
   })
 
-  it("an agent's own server shadows a global one of the same name, and stops when the agent is disposed", async () => {
+  // Two real server processes start and are waited for: a ceiling for a loaded machine.
+  it("an agent's own server shadows a global one of the same name, and stops when the agent is disposed", { timeout: 120_000 }, async () => {
     const root = tempDir()
     const kit = await mcpSpine({ servers: { tools: everything() } })
     await connected(kit, 'tools')
