@@ -43,11 +43,11 @@ export class PrivateCluster {
 
   startServer(): void {
     const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`
-    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-o', options, '-w', '-t', '60', 'start'])
+    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-o', options, '-w', '-t', '180', 'start'])
   }
 
   stopServer(): void {
-    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', '-t', '60', 'stop'])
+    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', '-t', '180', 'stop'])
   }
 
   /** Stops the server if it runs and removes the cluster. */

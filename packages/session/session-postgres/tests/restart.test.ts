@@ -5,11 +5,15 @@ import { mount, withSql } from './helpers'
 import { PrivateCluster } from './private-cluster'
 
 const cleanups: Array<() => Promise<void> | void> = []
+// The cleanup stops a real PostgreSQL server (`pg_ctl stop -w`): a ceiling for a loaded machine.
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+}, 300_000)
 
-it('the database restarted mid-session: the flush fails with a clear error, nothing is half-written, and the session resumes once the server is back', { timeout: 120_000 }, async ({ skip }) => {
+// initdb, three server starts or stops and a recovery run as real processes: about 10 s on an
+// idle machine, minutes on a loaded one (each pg_ctl waits up to its own -t ceiling), so the
+// test's ceiling covers them all.
+it('the database restarted mid-session: the flush fails with a clear error, nothing is half-written, and the session resumes once the server is back', { timeout: 600_000 }, async ({ skip }) => {
   const binaries = PrivateCluster.binaries()
   if ('reason' in binaries) {
     if (process.env.DSH_PG_REQUIRED === '1') throw new Error(`DSH_PG_REQUIRED=1 but ${binaries.reason}`)
