@@ -86,7 +86,9 @@ describe('session events reference', () => {
     )
   })
 
-  it('round-trips: --write then --check passes; a changed field JSDoc makes --check fail', () => {
+  // Five real `node session-events.mjs` processes, each loading the TypeScript compiler: about a
+  // second apiece on an idle machine, twenty on a loaded one. The ceiling is for the loaded one.
+  it('round-trips: --write then --check passes; a changed field JSDoc makes --check fail', { timeout: 300_000 }, () => {
     const dir = tempRepo()
     expect(run(dir, '--check').code).toBe(1)
     expect(run(dir).code).toBe(0)
