@@ -31,7 +31,7 @@ async function resolved(args: string[], env: NodeJS.ProcessEnv) {
   }
 }
 
-describe('dsh-demo --provider anthropic (dsh-llm-anthropic)', { timeout: 60_000 }, () => {
+describe('dsh-demo --provider anthropic (dsh-llm-anthropic)', { timeout: 240_000 }, () => {
   it('chooses the Anthropic adapter by provider or by a model only its presets list, and asks for the key first', async () => {
     const keys = { ANTHROPIC_API_KEY: 'sk-ant-x', DEEPSEEK_API_KEY: 'sk-ds-x' }
     expect([

@@ -10,7 +10,7 @@ const note = (i: number) => `note ${i}: ${'zz '.repeat(600)}\n`
 /** The offline model with a 6,000-token window and a 200-token output limit: the limit is 80% of 5,800. */
 const SMALL_WINDOW = JSON.stringify({ scripted: { models: [{ id: 'demo', contextWindow: 6_000, maxOutputTokens: 200 }] } })
 
-describe('dsh-demo compaction', { timeout: 60_000 }, () => {
+describe('dsh-demo compaction', { timeout: 240_000 }, () => {
   it('shows the share of the window after each turn, compacts on /compact [instructions] and under pressure, and says so', async () => {
     const cwd = workspace()
     const data = tempDir()

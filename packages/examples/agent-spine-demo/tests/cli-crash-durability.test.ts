@@ -57,7 +57,7 @@ async function loadChecked(dataDir: string, id: string) {
   return { events: loaded.events, messages }
 }
 
-describe('dsh-demo crash durability (SIGKILL)', { timeout: 60_000 }, () => {
+describe('dsh-demo crash durability (SIGKILL)', { timeout: 240_000 }, () => {
   it('killed right after the server received the request: the prompt and the request header were already on disk, and resume continues', async () => {
     const cwd = workspace()
     const data = tempDir()

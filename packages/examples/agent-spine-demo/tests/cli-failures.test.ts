@@ -12,7 +12,7 @@ function jsonLines(stdout: string): { type: string; seq?: number; data: Record<s
 }
 
 // Issue 14.1: on a full disk `-p` exited 0, printed "continue with --resume" and left a 0-byte file.
-describe.concurrent('dsh-demo when the session log cannot be saved', { timeout: 120_000 }, () => {
+describe.concurrent('dsh-demo when the session log cannot be saved', { timeout: 240_000 }, () => {
   // Where the first failed write lands (the flush after the prompt's admission, or the one before
   // the step's request) depends on timing: the failure is then reported as an agent/error outside
   // the turn, or as the turn's end, or both. Every line the tests allow is one of those.

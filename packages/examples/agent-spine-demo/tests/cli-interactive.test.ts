@@ -11,7 +11,7 @@ const HELLO_ANSWER =
 const SLOW = ['--chunk-delay-ms', '60']
 
 // Each test drives a real `dsh-demo` process over stdin; they run side by side.
-describe.concurrent('dsh-demo interactive', { timeout: 60_000 }, () => {
+describe.concurrent('dsh-demo interactive', { timeout: 240_000 }, () => {
   it('answers each line as a follow-up turn and exits 0 at the end of input', async () => {
     const cwd = workspace()
     const data = tempDir()

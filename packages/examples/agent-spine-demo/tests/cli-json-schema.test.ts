@@ -11,7 +11,7 @@ function shape(line: string): string {
 // Scripts read `dsh-demo -p … --json` line by line. The terminal work of issue 25 (markdown, the
 // screen, the cost) must never reach it: this pins every line's shape, in order, for a turn with a
 // tool round. A change here is a breaking change for those scripts and needs a changeset saying so.
-describe('dsh-demo -p --json', { timeout: 60_000 }, () => {
+describe('dsh-demo -p --json', { timeout: 240_000 }, () => {
   it('writes the same event schema, line by line', async () => {
     const { status, stdout, stderr } = await runDemo(['-p', 'what is in this project?', '--json', '--data-dir', tempDir()], { cwd: workspace() })
     expect({ status, stderr }).toEqual({ status: 0, stderr: '' })

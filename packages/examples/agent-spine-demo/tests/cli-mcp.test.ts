@@ -43,7 +43,7 @@ describe('dsh-demo --mcp-config (dsh-mcp)', () => {
     expect(error).toMatchObject({ code: 'INVALID_ARGS', message: `--mcp-config: cannot read the MCP config file ${join(dir, 'missing.json')} (ENOENT)` })
   })
 
-  it('/mcp lists the servers, their state and tools; a server that cannot start does not stop the agent', { timeout: 60_000 }, async () => {
+  it('/mcp lists the servers, their state and tools; a server that cannot start does not stop the agent', { timeout: 240_000 }, async () => {
     const cwd = workspace()
     const data = tempDir()
     const demo = startDemo(['--data-dir', data, '--mcp-config', mcpFile(tempDir())], { cwd })

@@ -7,7 +7,7 @@ import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
 import { onlySession, runDemo, tempDir, trace, workspace } from './helpers'
 
 // Each test starts a real `dsh-demo` process (tsx from sources); they run side by side.
-describe.concurrent('dsh-demo -p (one prompt, then exit)', { timeout: 60_000 }, () => {
+describe.concurrent('dsh-demo -p (one prompt, then exit)', { timeout: 240_000 }, () => {
   it('prints the answer after a real tool round trip and exits 0; the session is saved', async () => {
     const cwd = workspace()
     const data = tempDir()

@@ -24,7 +24,7 @@ async function chatServer(replies: { chunks: object[]; cut?: boolean }[]): Promi
 
 const text = (content: string) => ({ choices: [{ index: 0, delta: { content } }] })
 
-describe.concurrent('dsh-demo output', { timeout: 120_000 }, () => {
+describe.concurrent('dsh-demo output', { timeout: 240_000 }, () => {
   // Issue 17.2: `-p … > answer.txt` held four concatenated partial answers after three retries.
   it('-p writes only the answer of the step that succeeded; retried attempts are reported on stderr', async () => {
     const cwd = workspace()

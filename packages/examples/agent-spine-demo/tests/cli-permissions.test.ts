@@ -30,7 +30,7 @@ function results(events: AnySessionEvent[]): string[] {
 }
 
 // Each test drives real `dsh-demo` processes; one after another, so a loaded machine does not starve them.
-describe('dsh-demo permissions', { timeout: 120_000 }, () => {
+describe('dsh-demo permissions', { timeout: 240_000 }, () => {
   it('the approval prompt offers [y]es / [n]o / [a]lways; always covers the scope shown for the rest of the session', async () => {
     const { cwd, data, env } = setup([
       { toolCalls: [write('src/one.ts', 'one')], answer: 'First.' },

@@ -22,7 +22,7 @@ function fileShows(dir: string, pattern: RegExp): Promise<string> {
   })
 }
 
-describe('dsh-demo --resume after a crash', { timeout: 60_000 }, () => {
+describe('dsh-demo --resume after a crash', { timeout: 240_000 }, () => {
   it('continues a session whose process was killed with SIGKILL mid-turn: crash repair closed the turn', async () => {
     const cwd = workspace()
     const data = tempDir()

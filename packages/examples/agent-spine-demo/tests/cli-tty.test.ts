@@ -20,7 +20,7 @@ function greeting(id: string, cwd: string, data: string): string[] {
 
 // Each test drives a real `dsh-demo` in a pseudo-terminal (300 columns, so no line of these screens wraps)
 // and compares the screen a headless xterm shows, colors aside.
-describe.concurrent('dsh-demo on a terminal', { timeout: 90_000 }, () => {
+describe.concurrent('dsh-demo on a terminal', { timeout: 240_000 }, () => {
   it('renders the answer as markdown, keeps a multi-line message, recalls earlier messages, and prices the turn', async () => {
     const cwd = workspace()
     const data = tempDir()
