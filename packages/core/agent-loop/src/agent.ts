@@ -366,15 +366,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
       throw new AgentError('INVALID_INPUT', "cancel() needs a cause: { kind: 'user' | 'parent' | 'hook' | 'disposed' }")
     }
     const turn = this.openTurn
-    const requested = cause.kind === 'user' || cause.kind === 'parent'
-    // An idle agent is still told (R-CAN-3): what it owns outside a turn (background tasks) may stop with it.
-    // A disposing one is not: its disposal stops all of that, and it publishes nothing after it.
-    if (!turn) {
-      if (requested && !this.disposing) this.events.emit('agent/cancel-requested', cause)
-      return
-    }
-    if (turn.holder.aborted) return
-    if (requested) this.events.emit('agent/cancel-requested', cause)
+    if (!turn || turn.holder.aborted) return
+    if (cause.kind === 'user' || cause.kind === 'parent') this.events.emit('agent/cancel-requested', cause)
     if (!options.keepInbox) {
       try {
         this.inboxState.discardAll()

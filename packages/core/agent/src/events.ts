@@ -74,13 +74,9 @@ declare module 'cordis' {
      */
     'agent/error'(agent: Agent, turn: number, step: number | undefined, error: unknown): void
     /**
-     * A `cancel()` of cause `user` or `parent`: an effective one (the open
-     * turn's first), before anything is cleared, or one of an agent with no
-     * open turn, which changes nothing else (R-CAN-3). Owners of work that
-     * outlives a turn (background tasks) listen here: an idle agent cancelled
-     * with cause `parent` is told too. A repeated cancel of a turn already
-     * being aborted emits nothing. Listener failures cannot veto the cancel;
-     * work they queue is cleared with the rest (none is, for an idle agent).
+     * An effective `cancel()` of cause `user` or `parent`, before anything is
+     * cleared. Listener failures cannot veto the cancel; work they queue is
+     * cleared with the rest.
      * @mode emit
      */
     'agent/cancel-requested'(agent: Agent, cause: AgentCancelCause): void

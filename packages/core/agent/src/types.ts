@@ -89,12 +89,10 @@ export interface Agent {
   /** The agent's scoped context: what is registered through it is local to this agent and reverts on dispose. */
   readonly ctx: Context
   /**
-   * Cancels the open turn. With no open turn it only emits
-   * `agent/cancel-requested` (for `user`/`parent`), so that what the agent
-   * owns outside turns can stop, and leaves the inbox as it is. Otherwise:
-   * `agent/cancel-requested` (for `user`/`parent`), then pending work is
-   * cleared unless `keepInbox` (`agent/inbox/discard`), then the turn is
-   * aborted cooperatively.
+   * Cancels the open turn. With no open turn it is a no-op: it emits nothing
+   * and leaves the inbox as it is. Otherwise: `agent/cancel-requested` (for
+   * `user`/`parent`), then pending work is cleared unless `keepInbox`
+   * (`agent/inbox/discard`), then the turn is aborted cooperatively.
    */
   cancel(cause: AgentCancelCause, options?: CancelOptions): void
   /** Resolves once no turn is open, no woken work is pending, and the last turn's flush settled. */

@@ -172,25 +172,6 @@ describe('stopping tasks (R-TSK-1, R-TSK-1a)', () => {
     await h.expectClean()
   })
 
-  it('an idle owner cancelled with cause parent loses its tasks too, told without a turn; a user cancel of an idle owner leaves them running', async () => {
-    h = await harness()
-    const owner = await h.agent()
-    const w = work()
-    const task = h.root.tasks.start(spec(owner, w))
-    await w.running
-    expect(owner.status).toBe('idle')
-    owner.cancel({ kind: 'user' })
-    await settle()
-    expect(task.status).toBe('running')
-    owner.cancel({ kind: 'parent' })
-    expect(await task.result()).toEqual({ id: 'task-1', status: 'cancelled', output: 'stopped', stoppedBy: 'owner-cancelled' })
-    await owner.whenIdle()
-    expect(h.model.calls).toBe(0)
-    expect(records(owner.session, 'task/delivered')).toEqual([{ type: 'task/delivered', id: 'task-1', status: 'cancelled', via: 'inject', messageId: 'm' }])
-    expect(seen(owner.session, 'task-1')).toBe(1)
-    await h.expectClean()
-  })
-
   it('a steering outcome the owner discards (its turn is cancelled before the next step) is injected again, and the model reads it once', async () => {
     const g = gate()
     h = await harness({ tools: [holdTool(g)], respond: (request) => (request.messages.length === 1 ? { toolCalls: [{ name: 'hold', arguments: {} }] } : 'ok') })

@@ -180,17 +180,8 @@ class Cancel implements fc.Command<ProgramModel, World> {
     const before = world.session.events.length
     const inbox = world.agent.inbox
     const effective = open !== undefined && !world.aborts.some((abort) => abort.turn === open.turn)
-    const requested = () => world.agentEvents.filter((record) => record.name === 'agent/cancel-requested').length
-    const requestedBefore = requested()
     world.agent.cancel(this.cause, { keepInbox: this.keepInbox })
     if (open) world.aborts.push({ by: 'cancel', turn: open.turn, effective, cause: this.cause.kind, keepInbox: this.keepInbox })
-    else {
-      // R-CAN-3: with no driver turn, a user/parent cause is still announced (at most once), any other is silent.
-      const announced = requested() - requestedBefore
-      const userOrParent = this.cause.kind === 'user' || this.cause.kind === 'parent'
-      if (announced > (userOrParent ? 1 : 0)) world.violations.push(`${this} with no open turn emitted agent/cancel-requested ${announced} times`)
-      world.idleCancelRequests.count += announced
-    }
     const appended = world.session.events.slice(before).map((event) => event.type)
     if (!effective || this.keepInbox) {
       if (appended.length > 0) world.violations.push(`${this} (${effective ? 'keepInbox' : 'no-op'}) appended ${appended.join(', ')}`)

@@ -99,8 +99,6 @@ export interface World {
   readonly calls: CallRecord[]
   readonly admissions: AdmissionRecord[]
   readonly aborts: AbortRecord[]
-  /** The `agent/cancel-requested` notifications of cancels made with no driver turn open (R-CAN-3). */
-  readonly idleCancelRequests: { count: number }
   readonly flushes: FlushRecord[]
   readonly inboxNotices: InboxNotice[]
   readonly agentEvents: AgentEventRecord[]
@@ -365,7 +363,6 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     calls,
     admissions: [],
     aborts: [],
-    idleCancelRequests: { count: 0 },
     flushes,
     inboxNotices,
     agentEvents,
