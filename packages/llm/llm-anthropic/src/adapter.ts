@@ -4,7 +4,7 @@ import type { PresetName, ProviderConfig } from './config'
 import { causeOf, Exchange, type ReadResult } from './exchange'
 import { errorObject, httpFailure, streamErrorFailure, type FailureContext } from './failures'
 import { apiKeyProblem, resolveProvider, type ResolvedProvider } from './provider'
-import { Secrets } from './redact'
+import { ContentRedactor, Secrets } from './redact'
 import { requestBody } from './request-body'
 import { StreamDecoder } from './stream-decoder'
 
@@ -95,7 +95,11 @@ export class AnthropicAdapter implements LlmAdapter {
     return { key, source: `the ${apiKeyEnv} environment variable`, problem: apiKeyProblem(key) }
   }
 
-  /** The exchange's chunks with model text and failures redacted, and anything it throws turned into a finish. */
+  /**
+   * The exchange's chunks with model output redacted across delta boundaries (`ContentRedactor`),
+   * failures redacted (`Secrets.failure`), held-back output released before the usage and the
+   * finish, and anything the exchange throws turned into a redacted finish.
+   */
   private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
     const { signal } = options
     if (signal?.aborted) {
@@ -104,21 +108,23 @@ export class AnthropicAdapter implements LlmAdapter {
     }
     const key = this.apiKey()
     const secrets = new Secrets(key.key, this.config.headers)
-    const clean = secrets.values.length > 0
+    const content = new ContentRedactor(secrets)
     try {
       for await (const chunk of this.exchange(options, key, secrets)) {
-        if (chunk.type === 'finish' && chunk.reason.kind === 'error') yield errorFinish(secrets.failure(chunk.reason.failure))
-        else if (!clean) yield chunk
-        else if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') {
-          const text = secrets.redactValues(chunk.text)
-          yield text === chunk.text ? chunk : { ...chunk, text }
-        } else if (chunk.type === 'tool-call-delta') {
-          const argumentsDelta = secrets.redactValues(chunk.argumentsDelta)
-          yield argumentsDelta === chunk.argumentsDelta ? chunk : { ...chunk, argumentsDelta }
-        } else yield chunk
+        if (chunk.type === 'usage' || chunk.type === 'finish') {
+          // Text held back as a possible credential start goes before the usage and the finish.
+          yield* content.flush()
+          if (chunk.type === 'finish' && chunk.reason.kind === 'error') yield errorFinish(secrets.failure(chunk.reason.failure))
+          else yield chunk
+        } else if (chunk.type === 'redacted-reasoning-delta') yield chunk
+        else {
+          const passed = content.pass(chunk)
+          if (passed !== undefined) yield passed
+        }
       }
     } catch (error) {
       // A throw no branch of the exchange expected: still a finish, never a throw whose message could carry a secret.
+      yield* content.flush()
       yield signal?.aborted ? abortedFinish() : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${this.provider} adapter failed: ${causeOf(error)}` }))
     }
   }

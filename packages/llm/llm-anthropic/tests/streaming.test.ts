@@ -190,4 +190,15 @@ describe('the Messages API event stream over HTTP', () => {
       { type: 'text-delta', index: 1, text: 'the key is [redacted].' },
     ])
   })
+
+  it('a key split across deltas of one block is redacted too, and the text around it arrives in order', async () => {
+    server.handle(
+      stream([wire.start(), wire.text(0), wire.textDelta(0, 'the key is sk-ant-str'), wire.textDelta(0, 'eam-test-01'), wire.textDelta(0, '23456789.'), wire.stop(0), wire.delta('end_turn'), wire.end()]),
+    )
+    const chunks = await collect(adapter.stream(call()))
+    expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([
+      { type: 'text-delta', index: 0, text: 'the key is ' },
+      { type: 'text-delta', index: 0, text: '[redacted].' },
+    ])
+  })
 })

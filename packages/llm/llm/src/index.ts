@@ -42,6 +42,8 @@ export type {
 export type { SessionId } from './session-id'
 export { HISTORY, historyOf } from './history'
 export { contentProblem, isContent } from './validate'
+export { ContentRedactor, REDACTED, Secrets, redactUserinfo } from './redact'
+export type { ContentChunk } from './redact'
 
 // The service
 export { LlmService } from './service'
