@@ -13,7 +13,9 @@
  * points at `src/`, which is not in the tarball) nor keep a `workspace:`
  * range, must say who publishes it and where it lives (`publishConfig.access`,
  * `repository`, `homepage`, `bugs`, `license`, `engines.node`), and every file
- * its `exports`, `main`, `types` and `bin` name must be in the tarball.
+ * its `exports`, `main`, `types` and `bin` name must be in the tarball, and
+ * the tarball must carry the license text (`LICENSE`, the repository's own,
+ * byte for byte) and a `README.md`.
  * Packages are found by directory, so a new package is checked without
  * registering it anywhere; `private` packages are never published and are
  * skipped (and said so).
@@ -26,6 +28,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** A license file at the tarball's root, the names npm always packs. */
+const LICENSE_FILE = /^(LICEN[CS]E|COPYING)(\.(md|txt))?$/i
 
 /** The private export condition under which packages resolve to their TypeScript sources inside the repository. */
 export const SOURCE_CONDITION = 'dsh-source'
@@ -109,6 +114,8 @@ export function manifestProblems(manifest, files) {
   if (typeof manifest.license !== 'string' || manifest.license === '') problems.push('no "license"')
   if (typeof manifest.types !== 'string') problems.push('no "types"')
   if (!Array.isArray(manifest.files) || manifest.files.length === 0) problems.push('no "files" list (the tarball would take everything not ignored)')
+  if (![...present].some((file) => LICENSE_FILE.test(file))) problems.push('no LICENSE file in the tarball (the license\'s text must ship with the code: copy the repository\'s LICENSE into the package folder)')
+  if (!present.has('README.md')) problems.push('no README.md in the tarball')
   if (manifest.engines?.node !== NODE_FLOOR) problems.push(`engines.node is ${JSON.stringify(manifest.engines?.node)}, expected "${NODE_FLOOR}"`)
   if (typeof manifest.repository?.url !== 'string' || typeof manifest.repository?.directory !== 'string') problems.push('repository needs "url" and "directory" (a registry page links the package\'s folder)')
   if (typeof manifest.homepage !== 'string') problems.push('no "homepage"')
@@ -190,6 +197,15 @@ export async function packAll(destination, options = {}) {
   return { packed, skipped }
 }
 
+/** Whether a package folder's LICENSE is the repository's, byte for byte. @param {string} dir */
+function sameLicense(dir) {
+  try {
+    return readFileSync(join(ROOT, dir, 'LICENSE')).equals(readFileSync(join(ROOT, 'LICENSE')))
+  } catch {
+    return false
+  }
+}
+
 async function main() {
   const { values } = parseArgs({ options: { keep: { type: 'string' } } })
   const destination = values.keep ? resolve(values.keep) : mkdtempSync(join(tmpdir(), 'dsh-tarballs-'))
@@ -199,6 +215,7 @@ async function main() {
     let failed = 0
     for (const pkg of packed) {
       const problems = manifestProblems(pkg.manifest, pkg.files)
+      if (!sameLicense(pkg.dir)) problems.push(`${pkg.dir}/LICENSE differs from the repository's LICENSE (copy it again: cp LICENSE ${pkg.dir}/)`)
       if (problems.length === 0) {
         console.log(`ok   ${pkg.dir} (${pkg.name})`)
         continue

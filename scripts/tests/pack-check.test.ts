@@ -24,7 +24,7 @@ function published(): Record<string, any> {
     peerDependencies: { cordis: '4.0.0-rc.10' },
   }
 }
-const tarball = ['package.json', 'dist/index.js', 'dist/index.d.ts', 'README.md']
+const tarball = ['package.json', 'dist/index.js', 'dist/index.d.ts', 'README.md', 'LICENSE']
 
 describe('manifestProblems', () => {
   it('finds nothing wrong with a publishable manifest', () => {
@@ -70,7 +70,7 @@ describe('manifestProblems', () => {
   it('says which named file is missing from the tarball, and that a dist file wants a build', () => {
     const manifest = published()
     manifest.bin = { 'dsh-demo': './bin/dsh-demo.js' }
-    expect(manifestProblems(manifest, ['package.json', 'README.md'])).toEqual([
+    expect(manifestProblems(manifest, ['package.json', 'README.md', 'LICENSE'])).toEqual([
       'exports["."]["types"] names ./dist/index.d.ts, which is not in the tarball (run pnpm build first)',
       'exports["."]["import"] names ./dist/index.js, which is not in the tarball (run pnpm build first)',
       'exports["."]["default"] names ./dist/index.js, which is not in the tarball (run pnpm build first)',
@@ -78,6 +78,16 @@ describe('manifestProblems', () => {
       'types names ./dist/index.d.ts, which is not in the tarball (run pnpm build first)',
       'bin["dsh-demo"] names ./bin/dsh-demo.js, which is not in the tarball',
     ])
+  })
+
+  it('wants the license text and the README in the tarball, under the names npm packs', () => {
+    expect(manifestProblems(published(), ['package.json', 'dist/index.js', 'dist/index.d.ts'])).toEqual([
+      "no LICENSE file in the tarball (the license's text must ship with the code: copy the repository's LICENSE into the package folder)",
+      'no README.md in the tarball',
+    ])
+    for (const name of ['LICENSE.md', 'licence.txt', 'COPYING']) {
+      expect(manifestProblems(published(), [...tarball.filter((file) => file !== 'LICENSE'), name])).toEqual([])
+    }
   })
 
   it('refuses sources in a tarball whose files do not ask for them', () => {
