@@ -167,7 +167,7 @@ export class Compactor {
           // Nothing failed: the history is already about as small as a summary can make it. The log
           // closes the start (with what the summary cost); the caller gets a skip, not an error.
           const why = `nothing to gain: the summary (about ${format(Math.ceil(calibration * replacementTokens))} tokens with what it keeps verbatim) would not be smaller than the ${format(Math.ceil(calibration * plan.rangeTokens))} tokens it replaces; nothing was compacted`
-          const failed = appendFailed(session, { code: 'NOT_SMALLER', message: why, usage: summary.usage, calls: summary.calls }, this.log)
+          const failed = appendFailed(session, { code: 'NOT_SMALLER', message: why, usage: summary.usage, calls: summary.calls, route: summary.route }, this.log)
           if (reason === 'manual') await this.sessions.flush(session).catch((error: unknown) => this.log.warn(error))
           this.log.info('agent %s: compaction (%s) wrote nothing: %s', agent.id, reason, why)
           return { kind: 'skipped', reason, code: 'NOT_SMALLER', why, ...(failed !== undefined ? { seq: failed } : {}) }

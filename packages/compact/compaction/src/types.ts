@@ -99,9 +99,10 @@ declare module '@deepseek-ai/dsh-session' {
      * smaller than the range: `NOT_SMALLER`, the log refused it, or the
      * process stopped: `INTERRUPTED`). Nothing was shadowed and no history
      * was lost. `usage` and `calls` are the summarizer's, when a summary was
-     * written but not used. Registered ignorable.
+     * written but not used, and `route` the model that wrote it (so a cost
+     * meter can price those calls). Registered ignorable.
      */
-    'compaction/failed': { code: string; message: string; usage?: TokenUsage; calls?: number }
+    'compaction/failed': { code: string; message: string; usage?: TokenUsage; calls?: number; route?: { provider: string; model: string } }
   }
 }
 

@@ -116,7 +116,7 @@ describe('compact() and status() (R-CMP-8)', () => {
     })
     expect(events.map((event) => [event.type, event.data])).toEqual([
       ['compaction/start', expect.objectContaining({ reason: 'manual' })],
-      ['compaction/failed', { code: 'NOT_SMALLER', message: (result as { why: string }).why, usage: { inputTokens: 3_000, outputTokens: 2_000 }, calls: 1 }],
+      ['compaction/failed', { code: 'NOT_SMALLER', message: (result as { why: string }).why, usage: { inputTokens: 3_000, outputTokens: 2_000 }, calls: 1, route: { provider: 'scripted', model: 'test-model' } }],
     ])
     expect(agent.session.deriveMessages()).toEqual(before)
     expect(h.root.compaction.status(agent)).toMatchObject({ compactions: 0, running: false })

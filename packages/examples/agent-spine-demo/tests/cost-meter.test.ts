@@ -46,6 +46,25 @@ describe('CostMeter', () => {
     ])
   })
 
+  it("counts compaction's summary calls at the model that wrote the summary, used or not", () => {
+    const meter = new CostMeter(new PriceTable({ 'x/main': { input: 1, output: 2 }, 'x/small': { input: 0.5, output: 1 } }))
+    const route = { provider: 'x', model: 'small' }
+    const events = [
+      header('x', 'main'),
+      message({ inputTokens: 1_000_000, outputTokens: 0 }),
+      { type: 'compaction/summary', data: { route, calls: 2, usage: { inputTokens: 2_000_000, outputTokens: 500_000 } } },
+      { type: 'compaction/failed', data: { code: 'NOT_SMALLER', message: 'nothing to gain', route, calls: 1, usage: { inputTokens: 1_000_000, outputTokens: 0 } } },
+      { type: 'compaction/failed', data: { code: 'SUMMARY_FAILED', message: 'the summary call failed' } },
+      message({ inputTokens: 0, outputTokens: 1_000_000 }),
+    ] as unknown as AnySessionEvent[]
+    meter.update(events)
+    expect(costLines(meter)).toEqual([
+      'x/main: 2 calls · 1,000,000 in · 0 cache read · 0 cache write · 1,000,000 out · $3.00',
+      'x/small: 3 calls · 3,000,000 in · 0 cache read · 0 cache write · 500,000 out · $2.00',
+      'session total $5.00',
+    ])
+  })
+
   it('says nothing about money when no model of the session has a price', () => {
     const meter = new CostMeter(new PriceTable())
     meter.update([header('scripted', 'demo'), message({ inputTokens: 5, outputTokens: 5 })])

@@ -1,3 +1,5 @@
+import type {} from '@deepseek-ai/dsh-compaction'
+import type { TokenUsage } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
 import { callCost, formatMoney, type PriceTable } from './prices'
 
@@ -19,7 +21,9 @@ export interface RouteCost {
  * The cost of a session in money, read from its log: each `assistant/message`
  * with `usage` is priced at the route of the `request/header` before it (so a
  * `/model` switch prices each call at its own model), cache reads and writes
- * at their own prices. Reads each event once (`update` continues where it
+ * at their own prices. Compaction's summary calls count too, at the route that
+ * wrote the summary (`compaction/summary`, and `compaction/failed` when a
+ * summary was written but not used). Reads each event once (`update` continues where it
  * stopped), so calling it after every turn costs only the new events.
  */
 export class CostMeter {
@@ -36,7 +40,9 @@ export class CostMeter {
     for (; this.read < events.length; this.read++) {
       const event = events[this.read]!
       if (event.type === 'request/header') this.route = { provider: event.data.provider, model: event.data.model }
-      else if (event.type === 'assistant/message' && event.data.usage && this.route) this.add(event.data.usage)
+      else if (event.type === 'assistant/message' && event.data.usage && this.route) this.add(this.route, event.data.usage, 1)
+      else if (event.type === 'compaction/summary') this.add(event.data.route, event.data.usage, event.data.calls)
+      else if (event.type === 'compaction/failed' && event.data.usage && event.data.route) this.add(event.data.route, event.data.usage, event.data.calls ?? 1)
     }
   }
 
@@ -69,13 +75,13 @@ export class CostMeter {
     return `${formatMoney(spent)} (session ${formatMoney(dollars)}${unpriced ? ' + unpriced calls' : ''})`
   }
 
-  private add(usage: NonNullable<Extract<AnySessionEvent, { type: 'assistant/message' }>['data']['usage']>): void {
-    const { provider, model } = this.route!
+  /** Adds `calls` calls to `route` whose summed usage is `usage` (a price is linear in tokens, so a sum prices like its parts). */
+  private add({ provider, model }: { provider: string; model: string }, usage: TokenUsage, calls: number): void {
     const route = `${provider}/${model}`
     let cost = this.routes.get(route)
     const price = this.prices.get(provider, model)
     if (!cost) this.routes.set(route, (cost = { route, calls: 0, input: 0, cacheRead: 0, cacheWrite: 0, output: 0, dollars: price ? 0 : undefined }))
-    cost.calls++
+    cost.calls += calls
     cost.input += usage.inputTokens
     cost.cacheRead += usage.cacheReadTokens ?? 0
     cost.cacheWrite += usage.cacheWriteTokens ?? 0
