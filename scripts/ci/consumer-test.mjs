@@ -2,7 +2,7 @@
 /**
  * The consumer test (issue 17.3, 17.4): the packages as a user gets them.
  *
- *   node scripts/ci/consumer-test.mjs [--tarballs DIR] [--keep]
+ *   node scripts/ci/consumer-test.mjs [--tarballs DIR] [--keep] [--node MAJOR]...
  *
  * 1. Packs every public package (scripts/pack-check.mjs; run `pnpm build` first), or takes the
  *    tarballs already in `--tarballs DIR`.
@@ -19,6 +19,9 @@
  *    tool and a `session/event` listener, one agent on the scripted model and one on
  *    dsh-llm-openai against an OpenAI-compatible server on 127.0.0.1; checks both answers.
  * 5. `require()`s a package from CommonJS and checks what it gets.
+ * 6. With `--node 22 --node 24` (what CI passes), runs steps 4 and 5 again under each of those
+ *    Node majors (binaries from the npm registry through scripts/node-binary.mjs): users run the
+ *    built packages on 22 and 24, not only on the machine's 20.
  *
  * Exit code 0 when all of it holds; 1 with what went wrong otherwise. The project is removed
  * unless `--keep`.
@@ -90,7 +93,7 @@ async function tarballsIn(/** @type {string} */ dir) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { tarballs: { type: 'string' }, keep: { type: 'boolean', default: false } } })
+  const { values } = parseArgs({ options: { tarballs: { type: 'string' }, keep: { type: 'boolean', default: false }, node: { type: 'string', multiple: true, default: [] } } })
   const project = mkdtempSync(join(tmpdir(), 'dsh-consumer-'))
   try {
     let byName
@@ -140,14 +143,19 @@ async function main() {
     await run(process.execPath, ['cordis-types-nodenext.mjs'], project)
     await tsc('-p', 'tsconfig.json')
 
-    log(`node out/app.js (Node ${process.version}, no loader)`)
-    const printed = (await run(process.execPath, ['out/app.js'], project)).trim().split('\n').at(-1) ?? ''
-    const seen = JSON.parse(printed)
-    if (JSON.stringify(seen) !== JSON.stringify(EXPECTED)) throw new Error(`the app printed\n  ${printed}\nexpected\n  ${JSON.stringify(EXPECTED)}`)
-    log(`the app answered: ${printed}`)
+    const binaries = [process.execPath]
+    for (const major of values.node) binaries.push((await run(process.execPath, [join(ROOT, 'scripts/node-binary.mjs'), major], ROOT)).trim())
+    for (const node of binaries) {
+      const version = (await run(node, ['--version'], project)).trim()
+      log(`node out/app.js (Node ${version}, no loader)`)
+      const printed = (await run(node, ['out/app.js'], project)).trim().split('\n').at(-1) ?? ''
+      const seen = JSON.parse(printed)
+      if (JSON.stringify(seen) !== JSON.stringify(EXPECTED)) throw new Error(`on Node ${version} the app printed\n  ${printed}\nexpected\n  ${JSON.stringify(EXPECTED)}`)
+      log(`the app answered: ${printed}`)
 
-    const required = (await run(process.execPath, ['require.cjs'], project)).trim()
-    log(`require() from CommonJS: ${required}`)
+      const required = (await run(node, ['require.cjs'], project)).trim()
+      log(`require() from CommonJS on Node ${version}: ${required}`)
+    }
 
     log(`ok: ${install.length} packages installed from their tarballs, type-checked (NodeNext and Bundler) and run outside the repository`)
   } finally {
