@@ -64,10 +64,21 @@ type Kind = typeof TEXT | typeof REASONING | typeof TOOL_CALL | typeof REDACTED
 
 const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool-call', [REDACTED]: 'redacted-reasoning' } as const
 
+/**
+ * Deltas per joined piece. `Array.prototype.join` of a long array costs many
+ * times more per element than joins of shorter ones (Node 20, 5-character
+ * deltas: about 180 ns per delta in one join of 16,384 or more, 15–25 ns in
+ * joins of 4,096), so a long block is joined piece by piece as it streams and
+ * the pieces once at the end.
+ */
+const PIECE = 4096
+
 /** One content block under construction. One shape for every kind keeps the hot path monomorphic. */
 class BlockBuilder {
-  /** The deltas; after a join, its one element is the text so far. */
+  /** The deltas not yet joined into a piece (fewer than `PIECE`). */
   private parts: string[] = []
+  /** Joined runs of `PIECE` deltas, in order, before `parts`; after a join of everything, its one element is the text so far. */
+  private pieces: string[] = []
   signature: string | undefined = undefined
   constructor(
     readonly index: number,
@@ -77,16 +88,26 @@ class BlockBuilder {
   ) {}
 
   add(delta: string): void {
-    this.parts.push(delta)
+    const parts = this.parts
+    parts.push(delta)
+    if (parts.length === PIECE) {
+      this.pieces.push(parts.join(''))
+      this.parts = []
+    }
   }
 
   /** The block's text, joined once per batch of new deltas into one flat string. */
   get text(): string {
     const parts = this.parts
-    if (parts.length === 1) return parts[0]!
-    if (parts.length === 0) return ''
-    const text = parts.join('')
-    this.parts = [text]
+    const pieces = this.pieces
+    if (parts.length !== 0) {
+      pieces.push(parts.length === 1 ? parts[0]! : parts.join(''))
+      this.parts = []
+    }
+    if (pieces.length === 1) return pieces[0]!
+    if (pieces.length === 0) return ''
+    const text = pieces.join('')
+    this.pieces = [text]
     return text
   }
 
