@@ -11,15 +11,20 @@ export interface CallOutcome {
 
 type Call = { id: ToolCallBlock['id']; name: string; arguments: string }
 
-/** One call staged through `ctx.tools` (see `ToolRegistry.plan`). */
-export interface BatchPlan {
-  run(): Promise<void>
-  finish(): Promise<CallOutcome>
+/**
+ * One call staged through `ctx.tools` (see `ToolRegistry.stage`): each stage
+ * returns a promise only when it had something to wait for, and never throws
+ * or rejects.
+ */
+export interface BatchStage {
+  admit(): Promise<void> | undefined
+  run(): Promise<void> | undefined
+  finish(): CallOutcome | Promise<CallOutcome>
 }
 
 /** The part of `ctx.tools` a batch needs. */
 export interface BatchTools {
-  plan(call: Call, options: { agent: Agent; signal: AbortSignal }): Promise<BatchPlan>
+  stage(call: Call, options: { agent: Agent; signal: AbortSignal }): BatchStage
   isConcurrencySafe(call: Call, agent?: Agent): boolean
 }
 
@@ -45,21 +50,40 @@ export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dis
  * *broken*: the later entries cannot follow in model order, so nothing more
  * is logged; calls under way still run to their end (the turn waits for
  * them), and `run` rejects with the refusal.
+ *
+ * Nothing is awaited that has nothing to wait for: the stages come from
+ * `ctx.tools.stage`, which returns a promise only when a listener, a guard or
+ * a body gave one, and the batch runs every stage it can in one synchronous
+ * pass (`advance`), waiting only on the stages that returned a promise. A
+ * step of calls that need no wait costs no promise at all; the order rules
+ * above are the same either way (see
+ * .agents/notes/implemented/architecture/2026-12-02-perf-tool-stages.md).
  */
 export class ToolBatch {
-  private readonly started: boolean[]
+  private readonly stages: (BatchStage | undefined)[]
+  /** Whether each started call's body has settled (or will never run). */
+  private readonly bodyDone: boolean[]
   private readonly outcomes: (CallOutcome | undefined)[]
-  /** Bodies under way: the pool's occupancy. */
-  private readonly bodies = new Set<Promise<void>>()
-  /** The tail of the policy stages, in model order. */
-  private policy: Promise<unknown> = Promise.resolve()
-  /** The tail of the result stages, in model order: settles when every started call's result is logged. */
-  private results: Promise<void> = Promise.resolve()
+  /** How many calls have started (their `tool/call` logged): calls start in model order, so `[0, next)`. */
+  private next = 0
+  /** The next started call whose policy stage has not begun; policy stages run one at a time, in model order. */
+  private policyAt = 0
+  private policyWaiting = false
+  /** The next call whose result stage has not ended; result stages run one at a time, in model order. */
+  private finishAt = 0
+  private finishWaiting = false
+  /** Started calls whose body has not settled: the pool's occupancy. */
+  private running = 0
+  /** An exclusive call started: no call starts until every started call's result is logged. */
+  private barrier = false
   private logged = 0
-  /** How many calls have started. */
-  private count = 0
   /** The refusal that broke the batch: nothing more is logged. */
   private broken: { error: unknown } | undefined
+  private advancing = false
+  private again = false
+  /** Settles when a stage that was waiting ends (see `progress`). */
+  private progressed: Promise<void> | undefined
+  private wake: (() => void) | undefined
 
   constructor(
     private readonly calls: readonly ToolCallBlock[],
@@ -71,55 +95,40 @@ export class ToolBatch {
     private readonly maxParallel: number,
     private readonly signal: AbortSignal,
   ) {
-    this.started = calls.map(() => false)
-    this.outcomes = calls.map(() => undefined)
+    const n = calls.length
+    this.stages = new Array<BatchStage | undefined>(n).fill(undefined)
+    this.bodyDone = new Array<boolean>(n).fill(false)
+    this.outcomes = new Array<CallOutcome | undefined>(n).fill(undefined)
   }
 
-  /** Runs calls until all are settled or the signal aborts; then waits for the ones under way. */
-  async run(): Promise<void> {
-    try {
-      await this.runAll()
-    } finally {
-      await this.drain()
-    }
+  /**
+   * Runs calls until all are settled or the signal aborts, then waits for the
+   * ones under way. `undefined` when everything ended synchronously (every
+   * stage of every call had nothing to wait for); else a promise. Throws (or
+   * rejects with) the refusal of a broken batch.
+   */
+  run(): Promise<void> | undefined {
+    if (!this.settled()) return this.runAsync()
+    if (this.broken) throw this.broken.error
+    return undefined
+  }
+
+  private async runAsync(): Promise<void> {
+    while (!this.settled()) await this.progress()
     if (this.broken) throw this.broken.error
   }
 
-  private async runAll(): Promise<void> {
-    for (let i = 0; i < this.calls.length; i++) {
-      for (;;) {
-        if (this.signal.aborted || this.broken) return this.drain()
-        const safe = this.maxParallel > 1 && this.classify(this.calls[i]!)
-        if (safe) {
-          if (this.bodies.size < this.maxParallel) {
-            this.start(i)
-            break
-          }
-          // Wait for room, then classify again.
-          await Promise.race(this.bodies)
-          continue
-        }
-        // An exclusive call is a barrier: every earlier call has finished (its result logged)
-        // before it starts, and it finishes before any later call starts.
-        if (this.logged < this.count) {
-          await this.drain()
-          continue
-        }
-        this.start(i)
-        await this.drain()
-        break
-      }
-    }
-    await this.drain()
+  /** Starts what may start and advances every stage that can; true once no call will start and every started call has its result. */
+  private settled(): boolean {
+    const startedAll = this.startCalls()
+    this.advance()
+    return startedAll && this.finishAt === this.next
   }
 
-  /** Waits until every started call's result is logged (or, in a broken batch, every started call has settled). */
+  /** Waits until every started call's result stage ended (its result logged, unless the batch is broken). */
   async drain(): Promise<void> {
-    let tail
-    do {
-      tail = this.results
-      await tail
-    } while (tail !== this.results)
+    this.advance()
+    while (this.finishAt < this.next) await this.progress()
   }
 
   /**
@@ -129,19 +138,22 @@ export class ToolBatch {
    */
   async finishAborted(): Promise<void> {
     await this.drain()
-    for (let i = 0; i < this.calls.length && !this.broken; i++) {
-      if (this.started[i]) continue
-      this.started[i] = true
+    for (let i = this.next; i < this.calls.length && !this.broken; i++) {
       const call = this.calls[i]!
       if (!this.logCall(call)) return
+      this.next = i + 1
       let outcome: CallOutcome
       try {
-        outcome = await (await this.tools.plan(call, { agent: this.agent, signal: this.signal })).finish()
+        const stage = this.tools.stage(call, { agent: this.agent, signal: this.signal })
+        const admitted = stage.admit()
+        if (admitted) await admitted
+        outcome = await stage.finish()
       } catch {
         outcome = abortedBeforeDispatch(call)
       }
+      this.policyAt = this.finishAt = i + 1
+      this.bodyDone[i] = true
       this.outcomes[i] = outcome
-      this.count++
       this.logDue()
     }
   }
@@ -153,6 +165,49 @@ export class ToolBatch {
     return out
   }
 
+  /**
+   * Starts calls in model order while the rules allow (R-TOOL-3): a safe call
+   * when the pool has room, classified just before it starts; an exclusive
+   * call once every started call's result is logged, and nothing after it
+   * until its own is. False when it must wait for a stage under way.
+   */
+  private startCalls(): boolean {
+    while (this.next < this.calls.length) {
+      if (this.signal.aborted || this.broken) return true
+      if (this.barrier) {
+        // The exclusive call just started finishes (its result logged) before any later call starts.
+        if (!this.allLogged()) return this.broken !== undefined
+        this.barrier = false
+        continue
+      }
+      if (this.isSafe(this.calls[this.next]!)) {
+        if (this.running < this.maxParallel) {
+          this.start()
+          continue
+        }
+        // Wait for room, then classify again.
+        this.advance()
+        if (this.running >= this.maxParallel) return false
+        continue
+      }
+      // An exclusive call is a barrier: every earlier call has finished (its result logged) before it starts.
+      if (!this.allLogged()) return this.broken !== undefined
+      this.start()
+      this.barrier = true
+    }
+    return true
+  }
+
+  /** Whether every started call's result is logged, after advancing what can advance now. */
+  private allLogged(): boolean {
+    if (this.logged < this.next) this.advance()
+    return this.logged >= this.next
+  }
+
+  private isSafe(call: ToolCallBlock): boolean {
+    return this.maxParallel > 1 && this.classify(call)
+  }
+
   private classify(call: ToolCallBlock): boolean {
     try {
       return this.tools.isConcurrencySafe(call, this.agent)
@@ -161,29 +216,131 @@ export class ToolBatch {
     }
   }
 
-  /** Starts call `index`: its policy after the previous call's, its body as soon as policy passed. */
-  private start(index: number): void {
+  /** Starts the next call: logs its `tool/call`; its stages run in `advance`. */
+  private start(): void {
+    if (!this.logCall(this.calls[this.next]!)) return
+    this.next++
+    this.running++
+  }
+
+  /**
+   * Runs every stage that may run now, in model order: policy stages one at a
+   * time (a body starts as soon as its policy passed), then result stages one
+   * at a time once their body settled. A stage that returns a promise holds
+   * its queue until it settles, and then advances again.
+   */
+  private advance(): void {
+    if (this.advancing) {
+      this.again = true
+      return
+    }
+    this.advancing = true
+    try {
+      do {
+        this.again = false
+        this.admitDue()
+        this.finishDue()
+      } while (this.again)
+    } finally {
+      this.advancing = false
+    }
+    const wake = this.wake
+    if (wake) {
+      this.wake = this.progressed = undefined
+      wake()
+    }
+  }
+
+  private progress(): Promise<void> {
+    return (this.progressed ??= new Promise<void>((resolve) => {
+      this.wake = resolve
+    }))
+  }
+
+  private admitDue(): void {
+    while (!this.policyWaiting && this.policyAt < this.next) {
+      const index = this.policyAt
+      const stage = this.stageOf(index)
+      const admitted = stage.admit()
+      if (admitted) {
+        this.policyWaiting = true
+        const admittedDone = () => {
+          this.policyWaiting = false
+          this.policyAt++
+          this.runBody(index, stage)
+          this.advance()
+        }
+        admitted.then(admittedDone, admittedDone)
+        return
+      }
+      this.policyAt++
+      this.runBody(index, stage)
+    }
+  }
+
+  private runBody(index: number, stage: BatchStage): void {
+    let ran: Promise<void> | undefined
+    try {
+      ran = stage.run()
+    } catch {
+      // `ctx.tools` never throws here by contract; the call's result stage still gives it a result.
+    }
+    if (!ran) {
+      this.bodyDone[index] = true
+      this.running--
+      return
+    }
+    const settled = () => {
+      this.bodyDone[index] = true
+      this.running--
+      this.advance()
+    }
+    ran.then(settled, settled)
+  }
+
+  private finishDue(): void {
+    while (!this.finishWaiting && this.finishAt < this.policyAt && this.bodyDone[this.finishAt]) {
+      const index = this.finishAt
+      const call = this.calls[index]!
+      let result: CallOutcome | Promise<CallOutcome>
+      try {
+        result = this.stages[index]!.finish()
+      } catch (error) {
+        result = brokenPipeline(call, error)
+      }
+      if (result instanceof Promise) {
+        this.finishWaiting = true
+        result.then(
+          (outcome) => this.finished(index, outcome),
+          (error: unknown) => this.finished(index, brokenPipeline(call, error)),
+        )
+        return
+      }
+      this.finishAt++
+      this.outcomes[index] = result
+      this.logDue()
+    }
+  }
+
+  private finished(index: number, outcome: CallOutcome): void {
+    this.finishWaiting = false
+    this.finishAt++
+    this.outcomes[index] = outcome
+    this.logDue()
+    this.advance()
+  }
+
+  /** The stage of call `index`, made through `ctx.tools`; a stand-in that answers with the failure if that throws. */
+  private stageOf(index: number): BatchStage {
     const call = this.calls[index]!
-    this.started[index] = true
-    if (!this.logCall(call)) return
-    this.count++
-    const planned = this.policy.then(() => this.tools.plan(call, { agent: this.agent, signal: this.signal }))
-    this.policy = planned.catch(() => undefined)
-    const body: Promise<void> = planned.then(
-      (plan) => plan.run(),
-      () => undefined,
-    )
-    this.bodies.add(body)
-    void body.then(() => this.bodies.delete(body))
-    const previous = this.results
-    this.results = Promise.all([previous, body])
-      .then(() => planned)
-      .then((plan) => plan.finish())
-      .catch((error: unknown) => brokenPipeline(call, error))
-      .then((outcome) => {
-        this.outcomes[index] = outcome
-        this.logDue()
-      })
+    let stage: BatchStage
+    try {
+      stage = this.tools.stage(call, { agent: this.agent, signal: this.signal })
+    } catch (error) {
+      stage = { admit: () => undefined, run: () => undefined, finish: () => brokenPipeline(call, error) }
+    }
+    this.stages[index] = stage
+    return stage
   }
 
   /** Logs a call's `tool/call`; false (and the batch broken) when the log refuses it. */

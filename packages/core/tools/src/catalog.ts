@@ -13,7 +13,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { schemaOf } from './definition'
-import { executeCall, planCall, type PipelineHost, type ToolCallPlan } from './pipeline'
+import { executeCall, planCall, stageCall, type PipelineHost, type ToolCallPlan, type ToolCallStage } from './pipeline'
 import type { ToolCall, ToolCallResult, ToolChange, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
 /** One registration: the definition, its frozen wire schema, and its registration order. */
@@ -22,6 +22,8 @@ interface RegisteredTool {
   readonly schema: ToolSchema
   readonly serial: number
 }
+
+const noGuards: readonly ToolGuard[] = Object.freeze([])
 
 interface GuardEntry {
   readonly guard: ToolGuard
@@ -108,6 +110,10 @@ export class ToolCatalog implements PipelineHost {
     return planCall(this, call, options)
   }
 
+  stage(call: ToolCall, options: ToolExecuteOptions): ToolCallStage {
+    return stageCall(this, call, options)
+  }
+
   execute(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallResult> {
     return executeCall(this, call, options)
   }
@@ -121,6 +127,7 @@ export class ToolCatalog implements PipelineHost {
   }
 
   guards(agent: Agent): readonly ToolGuard[] {
+    if (this.guardEntries.length === 0) return noGuards
     const guards: ToolGuard[] = []
     for (const entry of this.guardEntries) {
       if (entry.subject === undefined || entry.subject === agent.id) guards.push(entry.guard)

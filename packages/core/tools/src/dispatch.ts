@@ -20,20 +20,35 @@ export class CallRun {
     this.closed = true
   }
 
-  /** The body's run context; `signal` may be a function, called when the body first reads it. */
-  context(invocation: ToolInvocation, signal: AbortSignal | (() => AbortSignal)): ToolRunContext {
-    const defer = (context: DeferredContext) => this.defer(context)
-    if (typeof signal !== 'function') {
-      return Object.freeze({ callId: invocation.call.id, name: invocation.call.name, agent: invocation.agent, signal, deferContext: defer })
+  /**
+   * The body's run context; `signal` may be a source whose `signal()` is
+   * called when the body first reads it. `deferContext` works detached
+   * (`const { deferContext } = run`).
+   */
+  context(invocation: ToolInvocation, signal: AbortSignal | { signal(): AbortSignal }): ToolRunContext {
+    // Methods, not arrow properties: nothing to name at run time, one closure per call.
+    const run = this
+    if (signal instanceof AbortSignal) {
+      return Object.freeze({
+        callId: invocation.call.id,
+        name: invocation.call.name,
+        agent: invocation.agent,
+        signal,
+        deferContext(context: DeferredContext) {
+          run.defer(context)
+        },
+      })
     }
     return Object.freeze({
       callId: invocation.call.id,
       name: invocation.call.name,
       agent: invocation.agent,
       get signal() {
-        return signal()
+        return signal.signal()
       },
-      deferContext: defer,
+      deferContext(context: DeferredContext) {
+        run.defer(context)
+      },
     })
   }
 
@@ -56,6 +71,12 @@ export class CallRun {
  * Runs the `tools/execute` waterfall around the body and returns the body's
  * output, or throws a `ToolError` carrying the result code.
  *
+ * Synchronous when it can be: with no `tools/execute` listener and a body
+ * that returns (or throws) without a promise, the output comes back (or the
+ * error is thrown) directly, with no promise, no deadline timer and no
+ * signal built, since nothing could have interrupted it. Otherwise a promise
+ * of the same outcome.
+ *
  * Signal rules: wrappers may replace `dispatch.signal`; the body gets
  * a signal that aborts with any of caller, replacement and deadline, so the
  * caller's abort always reaches it. A call whose signal is already aborted when the body
@@ -70,7 +91,31 @@ export class CallRun {
  * timeout is different: it is the tool's declared bound, so the call returns
  * `TIMEOUT` as soon as it elapses, without waiting for a body that ignores it.
  */
-export async function dispatchCall(
+export function dispatchCall(
+  events: RawEvents,
+  filter: SubjectFilter,
+  invocation: ToolInvocation,
+  run: CallRun,
+  timeoutMs: number | undefined,
+): ToolOutput | Promise<ToolOutput> {
+  if (heard(events, 'tools/execute')) return dispatchWrapped(events, filter, invocation, run, timeoutMs)
+  // Unwrapped: no replacement signal, and the body is the only thing to wait for.
+  const caller = invocation.signal
+  const body = new Body(invocation, run, caller, caller)
+  let output: ToolOutput | Promise<ToolOutput>
+  try {
+    output = body.start(timeoutMs)
+  } catch (error) {
+    throw runFailure(error, caller, body.timedOut(), run.started)
+  }
+  if (!(output instanceof Promise)) return output
+  return output.catch((error: unknown) => {
+    throw runFailure(error, caller, body.timedOut(), run.started)
+  })
+}
+
+/** `dispatchCall` with `tools/execute` listeners: the body runs inside their waterfall. */
+async function dispatchWrapped(
   events: RawEvents,
   filter: SubjectFilter,
   invocation: ToolInvocation,
@@ -92,22 +137,23 @@ export async function dispatchCall(
       replacement = value
     },
   }
-  let timedOut: (() => unknown) | undefined
+  let started: Body | undefined
   let body: Promise<ToolOutput> | undefined
   const inner = (): Promise<ToolOutput> => {
-    const started = startBody(invocation, run, caller, replacement, timeoutMs)
-    timedOut = started.timedOut
-    body = started.output
+    started = new Body(invocation, run, caller, replacement)
+    try {
+      body = Promise.resolve(started.start(timeoutMs))
+    } catch (error) {
+      body = Promise.reject(error)
+    }
     // Handled here so a wrapper that does not await next() leaves no unhandled rejection; awaited below.
     body.catch(() => {})
     return body
   }
   try {
-    if (heard(events, 'tools/execute')) await events.waterfall(filter, 'tools/execute', dispatch, inner)
-    // Unwrapped, the body is the only thing to wait for: awaited once, below.
-    else inner()
+    await events.waterfall(filter, 'tools/execute', dispatch, inner)
   } catch (error) {
-    throw runFailure(error, caller, timedOut?.(), run.started)
+    throw runFailure(error, caller, started?.timedOut(), run.started)
   }
   if (!body) {
     if (caller.aborted) throw abortedBeforeDispatch()
@@ -116,80 +162,119 @@ export async function dispatchCall(
   try {
     return await body
   } catch (error) {
-    throw runFailure(error, caller, timedOut?.(), run.started)
+    throw runFailure(error, caller, started?.timedOut(), run.started)
   }
 }
 
 /**
- * Starts the body. Its signal aborts with the caller's, the wrapper's
+ * The body of one call. Its signal aborts with the caller's, the wrapper's
  * replacement, and the deadline; it is built only when the body first reads
  * `run.signal` (a body that never looks costs no signal), and it is the
  * caller's own when there is neither a deadline nor a replacement.
  * `timedOut()` gives the timeout reason once the deadline passed or the
- * replacement aborted with one.
+ * replacement aborted with one. A class rather than closures: one object per
+ * call on the hot path.
  */
-function startBody(
-  invocation: ToolInvocation,
-  run: CallRun,
-  caller: AbortSignal,
-  replacement: AbortSignal,
-  timeoutMs: number | undefined,
-): { timedOut: () => unknown; output: Promise<ToolOutput> } {
-  const deadline = timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined
-  let expired: ToolError | undefined
-  const timedOut = () => expired ?? (replacement.aborted && isTimeout(replacement.reason) ? replacement.reason : undefined)
-  if (caller.aborted || replacement.aborted) {
-    run.close()
-    const reason = caller.aborted ? undefined : timedOut()
-    return { timedOut, output: Promise.reject(reason !== undefined ? timeoutError(reason) : abortedBeforeDispatch()) }
+class Body {
+  private expired: ToolError | undefined
+  private link: LinkedAbort | undefined
+  private timer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    private readonly invocation: ToolInvocation,
+    private readonly run: CallRun,
+    private readonly caller: AbortSignal,
+    private readonly replacement: AbortSignal,
+  ) {}
+
+  timedOut(): unknown {
+    if (this.expired) return this.expired
+    const { replacement } = this
+    return replacement.aborted && isTimeout(replacement.reason) ? replacement.reason : undefined
   }
-  let link: LinkedAbort | undefined
-  const signal =
-    deadline === undefined && replacement === caller
-      ? caller
-      : () => {
-          if (!link) {
-            link = new LinkedAbort(replacement === caller ? [caller] : [caller, replacement])
-            if (expired) link.abort(expired)
-          }
-          return link.signal
-        }
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const release = () => {
-    clearTimeout(timer)
-    link?.dispose()
-    run.close()
+
+  /** The body's signal, linked on first read. */
+  signal(): AbortSignal {
+    if (!this.link) {
+      const { caller, replacement } = this
+      this.link = new LinkedAbort(replacement === caller ? [caller] : [caller, replacement])
+      if (this.expired) this.link.abort(this.expired)
+    }
+    return this.link.signal
   }
-  run.started = true
-  let output: Promise<ToolOutput>
-  try {
-    output = Promise.resolve(invocation.tool.execute(invocation.args, run.context(invocation, signal)))
-  } catch (error) {
-    output = Promise.reject(error)
+
+  private release(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.link?.dispose()
+    this.run.close()
   }
-  if (deadline === undefined) return { timedOut, output: output.finally(release) }
-  // One promise settled by whichever comes first, the body or the deadline (cheaper than a race of two).
-  return {
-    timedOut,
-    output: new Promise<ToolOutput>((resolve, reject) => {
-      timer = setTimeout(() => {
-        expired = new ToolError('TIMEOUT', `tool timed out after ${deadline} ms`)
-        link?.abort(expired)
-        release()
+
+  /**
+   * Starts the body: its output, or a promise of it when the body returned
+   * one. Throws (or rejects with) what the body threw, unclassified; a call
+   * whose signal already aborted throws before the body starts.
+   */
+  start(timeoutMs: number | undefined): ToolOutput | Promise<ToolOutput> {
+    const { invocation, run, caller, replacement } = this
+    const deadline = timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined
+    if (caller.aborted || replacement.aborted) {
+      run.close()
+      const reason = caller.aborted ? undefined : this.timedOut()
+      throw reason !== undefined ? timeoutError(reason) : abortedBeforeDispatch()
+    }
+    const signal = deadline === undefined && replacement === caller ? caller : this
+    run.started = true
+    let output: ToolOutput | PromiseLike<ToolOutput>
+    try {
+      output = invocation.tool.execute(invocation.args, run.context(invocation, signal))
+    } catch (error) {
+      this.release()
+      throw error
+    }
+    if (!isThenable(output)) {
+      // Settled before anything could interrupt it: no deadline to arm.
+      this.release()
+      return output
+    }
+    const pending = output
+    if (deadline === undefined) {
+      return Promise.resolve(pending).then(
+        (value) => {
+          this.release()
+          return value
+        },
+        (error: unknown) => {
+          this.release()
+          throw error
+        },
+      )
+    }
+    // One promise settled by whichever comes first, the body or the deadline (cheaper than a race of two).
+    return new Promise<ToolOutput>((resolve, reject) => {
+      this.timer = setTimeout(() => {
+        const expired = new ToolError('TIMEOUT', `tool timed out after ${deadline} ms`)
+        this.expired = expired
+        this.link?.abort(expired)
+        this.release()
         reject(expired)
       }, deadline)
-      output.then(
+      pending.then(
         (value) => {
-          release()
+          this.release()
           resolve(value)
         },
         (error: unknown) => {
-          release()
+          this.release()
           reject(error)
         },
       )
-    }),
+    })
   }
+}
+
+/** Whether `value` is a promise or another thenable (what `await` would wait for). */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
 }
 
 function timeoutError(reason: unknown): ToolError {

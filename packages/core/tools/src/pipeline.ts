@@ -5,7 +5,7 @@ import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { approvalAnswer, type ApprovalRequest } from './approval'
 import { abortedBeforeDispatch, beforeDispatch } from './cancellation'
-import { CallRun, dispatchCall } from './dispatch'
+import { CallRun, dispatchCall, isThenable } from './dispatch'
 import { ToolError, isToolError } from './errors'
 import { checkOutput, contentOf, errorResult, messageOf, successResult } from './results'
 import type {
@@ -15,6 +15,7 @@ import type {
   ToolCallResult,
   ToolDefinition,
   ToolGuard,
+  ToolGuardVerdict,
   ToolInvocation,
   ToolOutput,
 } from './types'
@@ -60,66 +61,168 @@ export interface ToolCallPlan {
 }
 
 /**
- * Stages one call (R-TOOL-1): lookup → arguments → `tools/pre-execute` (→
- * approval) → guards, resolved as a plan whose `run()` is the body (inside
- * `tools/execute`) and whose `finish()` is `tools/post-execute` →
- * `finalizeContent` → `tools/result`. Every failure becomes an error result
- * with a code; nothing here rejects (R-TOOL-2).
+ * The same three stages as `ToolCallPlan`, for a caller that drives many
+ * calls and should not pay a promise for a stage that had nothing to wait
+ * for: each method returns `undefined` (or the result itself) when its stage
+ * ended synchronously (no listener to wait for, guards that answered at once,
+ * a body that returned a value), and a promise only when something had to be
+ * awaited. Order of use: `admit()`; once it is over, `run()`; once that is
+ * over, `finish()` (or `finish()` right after `admit()`, to give up on the
+ * call). None of them throws or rejects (R-TOOL-2). Decisions, order and
+ * result codes are exactly `ToolCallPlan`'s.
  */
-export async function planCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): Promise<ToolCallPlan> {
-  const { agent } = options
-  const signal = options.signal ?? neverAborted
-  const callId = String(call?.id) as CallId
-  const run = new CallRun()
-  let staged: { tool: ToolDefinition; invocation: ToolInvocation; filter: SubjectFilter } | undefined
-  let failure: { error: unknown } | undefined
-  let output: ToolOutput | undefined
-  let ran = false
-  try {
-    staged = await admitCall(host, call, agent, signal)
-  } catch (error) {
-    failure = { error }
+export interface ToolCallStage {
+  /** The policy stage: lookup, arguments, `tools/pre-execute` (and approval), guards. */
+  admit(): Promise<void> | undefined
+  /** The body inside `tools/execute`; nothing for a refused call, or when called again. */
+  run(): Promise<void> | undefined
+  /** `tools/post-execute` → `finalizeContent` → `tools/result`, and the result. Call once. */
+  finish(): ToolCallResult | Promise<ToolCallResult>
+}
+
+interface Staged {
+  readonly tool: ToolDefinition
+  readonly invocation: ToolInvocation
+  readonly filter: SubjectFilter
+}
+
+/**
+ * Stages one call (R-TOOL-1): lookup → arguments → `tools/pre-execute` (→
+ * approval) → guards in `admit()`, the body (inside `tools/execute`) in
+ * `run()`, and `tools/post-execute` → `finalizeContent` → `tools/result` in
+ * `finish()`. Every failure becomes an error result with a code; nothing here
+ * throws or rejects (R-TOOL-2). A class (not closures) so that a call costs
+ * one object.
+ */
+export class StagedCall implements ToolCallStage {
+  private readonly callRun = new CallRun()
+  private readonly callId: CallId
+  private staged: Staged | undefined
+  private failure: { error: unknown } | undefined
+  private output: ToolOutput | undefined
+  private ran = false
+
+  constructor(
+    private readonly host: PipelineHost,
+    private readonly call: ToolCall,
+    private readonly agent: Agent,
+    private readonly signal: AbortSignal,
+  ) {
+    this.callId = String(call?.id) as CallId
   }
+
+  admit(): Promise<void> | undefined {
+    let staged: Staged | Promise<Staged>
+    try {
+      staged = admitCall(this.host, this.call, this.agent, this.signal)
+    } catch (error) {
+      this.failure = { error }
+      return undefined
+    }
+    if (!(staged instanceof Promise)) {
+      this.staged = staged
+      return undefined
+    }
+    return staged.then(
+      (value) => {
+        this.staged = value
+      },
+      (error: unknown) => {
+        this.failure = { error }
+      },
+    )
+  }
+
+  run(): Promise<void> | undefined {
+    if (this.ran || this.failure || !this.staged) return undefined
+    this.ran = true
+    const { tool, invocation, filter } = this.staged
+    let output: ToolOutput | Promise<ToolOutput>
+    try {
+      if (this.signal.aborted) throw abortedBeforeDispatch()
+      output = dispatchCall(this.host.events, filter, invocation, this.callRun, tool.timeoutMs ?? (this.host.defaultTimeoutMs || undefined))
+    } catch (error) {
+      this.failure = { error }
+      return undefined
+    }
+    if (!(output instanceof Promise)) {
+      this.accept(output)
+      return undefined
+    }
+    return output.then(
+      (value) => this.accept(value),
+      (error: unknown) => {
+        this.failure = { error }
+      },
+    )
+  }
+
+  finish(): ToolCallResult | Promise<ToolCallResult> {
+    let result: ToolCallResult | Promise<ToolCallResult>
+    try {
+      if (this.failure) throw this.failure.error
+      if (!this.ran || !this.staged) throw abortedBeforeDispatch()
+      result = settle(this.host, this.staged, this.callRun, this.output!, this.signal)
+    } catch (error) {
+      result = failed(this.callId, error, this.callRun)
+    }
+    if (!(result instanceof Promise)) return this.done(result)
+    return result.then(
+      (value) => this.done(value),
+      (error: unknown) => this.done(failed(this.callId, error, this.callRun)),
+    )
+  }
+
+  private accept(output: ToolOutput): void {
+    try {
+      this.output = checkOutput(output, 'the tool output')
+    } catch (error) {
+      this.failure = { error }
+    }
+  }
+
+  /** Closes the run (late `deferContext` calls throw) and announces the result on `tools/result`. */
+  private done(result: ToolCallResult): ToolCallResult {
+    this.callRun.close()
+    const { host, agent } = this
+    try {
+      if (heard(host.events, 'tools/result')) {
+        host.emitter.emit(host.filter(agent), 'tools/result', [agent, this.call, result], (error) => host.reportListenerError('tools/result', error))
+      }
+    } catch (error) {
+      host.reportListenerError('tools/result', error)
+    }
+    return result
+  }
+}
+
+/** Stages one call without running it (see `ToolCallStage`). */
+export function stageCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): ToolCallStage {
+  return new StagedCall(host, call, options.agent, options.signal ?? neverAborted)
+}
+
+/** `stageCall` with the policy stage awaited and promise-returning stages (the public `ToolCallPlan`). */
+export async function planCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): Promise<ToolCallPlan> {
+  const stage = stageCall(host, call, options)
+  await stage.admit()
   return {
     async run() {
-      if (ran || failure || !staged) return
-      ran = true
-      try {
-        if (signal.aborted) throw abortedBeforeDispatch()
-        const { tool, invocation, filter } = staged
-        output = checkOutput(await dispatchCall(host.events, filter, invocation, run, tool.timeoutMs ?? (host.defaultTimeoutMs || undefined)), 'the tool output')
-      } catch (error) {
-        failure = { error }
-      }
+      await stage.run()
     },
     async finish() {
-      let result: ToolCallResult
-      try {
-        if (failure) throw failure.error
-        if (!ran || !staged) throw abortedBeforeDispatch()
-        result = await settle(host, staged.tool, staged.invocation, staged.filter, run, output!, signal)
-      } catch (error) {
-        result = failed(callId, error, run)
-      } finally {
-        run.close()
-      }
-      try {
-        if (heard(host.events, 'tools/result')) host.emitter.emit(host.filter(agent), 'tools/result', [agent, call, result], (error) =>
-          host.reportListenerError('tools/result', error),
-        )
-      } catch (error) {
-        host.reportListenerError('tools/result', error)
-      }
-      return result
+      return stage.finish()
     },
   }
 }
 
-/** One call through the whole pipeline: `planCall`, then its body, then its result. Never rejects. */
+/** One call through the whole pipeline: policy, then its body, then its result. Never rejects. */
 export async function executeCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): Promise<ToolCallResult> {
-  const plan = await planCall(host, call, options)
-  await plan.run()
-  return plan.finish()
+  const stage = stageCall(host, call, options)
+  const admitted = stage.admit()
+  if (admitted) await admitted
+  const ran = stage.run()
+  if (ran) await ran
+  return stage.finish()
 }
 
 /** The error result of a failed stage. */
@@ -131,13 +234,12 @@ function failed(callId: CallId, error: unknown, run: CallRun): ToolCallResult {
   return errorResult(callId, 'TOOL_ERROR', messageOf(error, 'tool failed'), run.contexts)
 }
 
-/** The policy stage: lookup, arguments, `tools/pre-execute` (and approval), guards. Throws the refusal. */
-async function admitCall(
-  host: PipelineHost,
-  call: ToolCall,
-  agent: Agent,
-  signal: AbortSignal,
-): Promise<{ tool: ToolDefinition; invocation: ToolInvocation; filter: SubjectFilter }> {
+/**
+ * The policy stage: lookup, arguments, `tools/pre-execute` (and approval),
+ * guards. Throws the refusal; synchronous unless a listener is heard or a
+ * guard answers with a promise.
+ */
+function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal): Staged | Promise<Staged> {
   if (signal.aborted) throw abortedBeforeDispatch()
   const tool = typeof call.name === 'string' ? host.definition(call.name, agent) : undefined
   if (!tool) throw new ToolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(String(call.name))}`)
@@ -149,38 +251,69 @@ async function admitCall(
     agent,
     signal,
   })
-  const filter = host.filter(agent)
-
+  const staged: Staged = { tool, invocation, filter: host.filter(agent) }
   // With no tools/pre-execute listener the decision is `allow`: no async frame and no await for it.
-  if (heard(host.events, 'tools/pre-execute')) await admit(host, filter, invocation)
-  for (const guard of host.guards(agent)) {
-    let verdict
+  if (heard(host.events, 'tools/pre-execute')) return admitHeard(host, staged)
+  const guarded = runGuards(host.guards(agent), 0, invocation)
+  return guarded ? guarded.then(() => staged) : staged
+}
+
+async function admitHeard(host: PipelineHost, staged: Staged): Promise<Staged> {
+  await admit(host, staged.filter, staged.invocation)
+  const guarded = runGuards(host.guards(staged.invocation.agent), 0, staged.invocation)
+  if (guarded) await guarded
+  return staged
+}
+
+/**
+ * The guards from `from` on, in order: synchronously while they answer
+ * synchronously, then awaiting (each wait given up on when the call's signal
+ * aborts). Throws `DENIED` (or `ABORTED_BEFORE_DISPATCH`).
+ */
+function runGuards(guards: readonly ToolGuard[], from: number, invocation: ToolInvocation): Promise<void> | undefined {
+  for (let i = from; i < guards.length; i++) {
+    let verdict: ToolGuardVerdict | PromiseLike<ToolGuardVerdict>
     try {
-      verdict = await beforeDispatch(guard(invocation), signal)
+      verdict = guards[i]!(invocation)
     } catch (error) {
       throw policyFailure(error, 'a guard failed')
     }
+    if (isThenable(verdict)) return awaitGuard(guards, i, verdict, invocation)
+    if (invocation.signal.aborted) throw abortedBeforeDispatch()
     if (verdict && verdict.kind === 'deny') throw denied(verdict.reason)
   }
-  return { tool, invocation, filter }
+  return undefined
 }
 
-/** The result stage: `tools/post-execute`, then `finalizeContent`. */
-async function settle(
-  host: PipelineHost,
-  tool: ToolDefinition,
-  invocation: ToolInvocation,
-  filter: SubjectFilter,
-  run: CallRun,
-  body: ToolOutput,
-  signal: AbortSignal,
-): Promise<ToolCallResult> {
+async function awaitGuard(guards: readonly ToolGuard[], index: number, pending: PromiseLike<ToolGuardVerdict>, invocation: ToolInvocation): Promise<void> {
+  let verdict: ToolGuardVerdict
+  try {
+    verdict = await beforeDispatch(Promise.resolve(pending), invocation.signal)
+  } catch (error) {
+    throw policyFailure(error, 'a guard failed')
+  }
+  if (verdict && verdict.kind === 'deny') throw denied(verdict.reason)
+  const rest = runGuards(guards, index + 1, invocation)
+  if (rest) await rest
+}
+
+/** The result stage: `tools/post-execute`, then `finalizeContent`; synchronous when nobody listens to the first. */
+function settle(host: PipelineHost, staged: Staged, run: CallRun, body: ToolOutput, signal: AbortSignal): ToolCallResult | Promise<ToolCallResult> {
   // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
-  const output = heard(host.events, 'tools/post-execute') ? await review(host, filter, invocation, body) : body
-  const runContext = run.context(invocation, signal)
+  if (heard(host.events, 'tools/post-execute')) {
+    return review(host, staged.filter, staged.invocation, body).then((output) => finalize(staged, run, output, signal))
+  }
+  return finalize(staged, run, body, signal)
+}
+
+/** `finalizeContent` (or the output as content) and the success result. */
+function finalize(staged: Staged, run: CallRun, output: ToolOutput, signal: AbortSignal): ToolCallResult {
+  const { tool, invocation } = staged
   let content
   try {
-    content = tool.finalizeContent ? contentOf(tool.finalizeContent(output, runContext), 'finalizeContent()') : contentOf(output, 'the tool output')
+    content = tool.finalizeContent
+      ? contentOf(tool.finalizeContent(output, run.context(invocation, signal)), 'finalizeContent()')
+      : contentOf(output, 'the tool output')
   } catch (error) {
     throw isToolError(error) ? error : new ToolError('TOOL_ERROR', messageOf(error, 'the tool could not format its result'), { cause: error })
   }

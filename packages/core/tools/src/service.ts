@@ -5,7 +5,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import { Context, Service } from './cordis'
 import { ToolCatalog } from './catalog'
 import { MAX_TIMEOUT_MS } from './definition'
-import type { ToolCallPlan } from './pipeline'
+import type { ToolCallPlan, ToolCallStage } from './pipeline'
 import type { ToolCall, ToolCallResult, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
 /**
@@ -117,6 +117,18 @@ export class ToolRegistry extends Service {
    */
   plan(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallPlan> {
     return this.catalog.plan(call, options)
+  }
+
+  /**
+   * The same stages again, for a caller that drives many calls (the agent
+   * loop's tool batch): nothing is awaited here, and each stage returns a
+   * promise only when it had something to wait for (a listener, a guard's
+   * promise, a body's promise); otherwise it is over when it returns, and
+   * `finish()` returns the result itself. Decisions, order and result codes
+   * are `plan`'s. See `ToolCallStage` for the order of use.
+   */
+  stage(call: ToolCall, options: ToolExecuteOptions): ToolCallStage {
+    return this.catalog.stage(call, options)
   }
 
   /** Increments whenever a registration changes; a cheap cache key for derived data. */
