@@ -39,10 +39,10 @@ export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedS
   const assembler = createAssembler()
   current.assembler = assembler
   const stream = prepared.call.stream(prepared.request) as AsyncIterable<StreamChunk> & Pumpable
-  const signal = holder.signal
   const seqs = current.chunkSeqs
   const sink = (chunk: StreamChunk): boolean => {
-    if (signal.aborted) return false
+    // The holder's flag, not `signal.aborted` (a getter that validates its receiver): they always agree.
+    if (holder.aborted) return false
     seqs.push(host.append('assistant/chunk', { turn, step, chunk }).seq)
     assembler.push(chunk)
     return true

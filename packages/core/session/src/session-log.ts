@@ -9,6 +9,7 @@ import type { EventTypes, RegisteredType } from './event-types'
 import { messageProblem, shapeProblem } from './event-shapes'
 import { LogStructure } from './log-structure'
 import { createEventsView } from './log/events-view'
+import { SessionEventDispatch } from './log/event-dispatch'
 import type { PackedLog, Slot } from './log/slots'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
@@ -72,6 +73,8 @@ export class SessionLog implements Session, PackedLog {
   private publishing = false
   private readonly backlog: AnySessionEvent[] = []
   private readonly onListenerError: (error: unknown) => void
+  /** Publishes `session/event` for this session (the filter's verdicts cached). */
+  private readonly dispatch: SessionEventDispatch
   /**
    * Chunks committed in a documented shape and not packed yet, with their
    * shapes: they are packed as soon as no publication is running, i.e. once
@@ -91,6 +94,7 @@ export class SessionLog implements Session, PackedLog {
     this.onListenerError = (error) => {
       home.logger.warn('a session/event listener failed (session %s): %s', id, describeError(error))
     }
+    this.dispatch = new SessionEventDispatch(home.emitter, this.filter, this, this.onListenerError)
   }
 
   get meta(): SessionEventMap['session/meta'] {
@@ -352,7 +356,7 @@ export class SessionLog implements Session, PackedLog {
   }
 
   private emit(event: AnySessionEvent): void {
-    this.home.emitter.emit(this.filter, 'session/event', [this, event], this.onListenerError)
+    this.dispatch.emit(event)
   }
 }
 

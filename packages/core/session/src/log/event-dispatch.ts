@@ -1,0 +1,97 @@
+import type { ContainedEmitter, SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { Context, type Hook } from '../cordis'
+import type { AnySessionEvent } from '../types'
+
+const NAME = 'session/event'
+
+type FilterFn = (this: object, ctx: Hook['ctx']) => boolean
+
+const noHooks: readonly Hook[] = []
+
+/**
+ * One session's `session/event` dispatch, with the subject filter's verdicts
+ * cached: what `emitter.emit(filter, 'session/event', [session, event],
+ * onError)` does, without asking the filter about every listener on every
+ * event (a session publishes once per streamed chunk, and the filter reads
+ * the listener's context through Cordis' context proxy).
+ *
+ * The verdict of a subject filter on a listener depends only on the scope of
+ * the listener's context, which is fixed when the context is made (dsh-scope's
+ * `scoped`). So the listeners it admits are computed again only when Cordis'
+ * list for `session/event` changed: another array, another length, or another
+ * record at some position (every registration is a new record). Checking
+ * that is one identity comparison per listener.
+ *
+ * Semantics, the same as the contained emitter's (dsh-scope's
+ * `dispatchInPlace`): the listeners called are those registered when the
+ * dispatch starts, in registration order (one added during the dispatch is
+ * not called, one removed during it is still called this once: the admitted
+ * list is replaced, never changed, when Cordis' list changes); `{ global:
+ * true }` listeners always run; each is called with the filter as `this` and
+ * `(session, event)`; a synchronous throw or a rejected promise goes to
+ * `onError` and the next listener runs. When `internal/dispatch` tracers are
+ * registered, the dispatch goes through the contained emitter itself, which
+ * notifies them.
+ */
+export class SessionEventDispatch {
+  /** Cordis' list when the admitted list was computed, and its records then. */
+  private seen: readonly Hook[] = noHooks
+  private records: Hook[] = []
+  /** The callbacks of the records the filter admits, in order; replaced, never mutated. */
+  private admitted: Function[] = []
+  /** The argument list of every call: the session and the event (Reflect.apply copies it). */
+  private readonly args: [object, AnySessionEvent | undefined]
+
+  constructor(
+    private readonly emitter: ContainedEmitter,
+    private readonly filter: SubjectFilter,
+    private readonly session: object,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.args = [session, undefined]
+  }
+
+  emit(event: AnySessionEvent): void {
+    const all = this.emitter.events._hooks
+    if (all['internal/dispatch']?.length) {
+      this.emitter.emit(this.filter, NAME, [this.session, event], this.onError)
+      return
+    }
+    const hooks = all[NAME]
+    if (hooks === undefined) return
+    if (hooks !== this.seen || !sameRecords(hooks, this.records)) this.admit(hooks)
+    const admitted = this.admitted
+    const count = admitted.length
+    if (count === 0) return
+    const { filter, args, onError } = this
+    args[1] = event
+    for (let i = 0; i < count; i++) {
+      try {
+        const result = Reflect.apply(admitted[i]!, filter, args) as PromiseLike<unknown> | null | undefined
+        if (result !== undefined && result !== null && typeof result.then === 'function') result.then(undefined, onError)
+      } catch (error) {
+        onError(error)
+      }
+    }
+    args[1] = undefined
+  }
+
+  private admit(hooks: readonly Hook[]): void {
+    const check = (this.filter as unknown as Record<symbol, FilterFn | undefined>)[Context.filter]
+    const admitted: Function[] = []
+    for (const hook of hooks) {
+      if (hook.global || check === undefined || check.call(this.filter, hook.ctx)) admitted.push(hook.callback)
+    }
+    this.seen = hooks
+    this.records = hooks.slice()
+    this.admitted = admitted
+  }
+}
+
+function sameRecords(hooks: readonly Hook[], records: readonly Hook[]): boolean {
+  const count = hooks.length
+  if (count !== records.length) return false
+  for (let i = 0; i < count; i++) if (hooks[i] !== records[i]) return false
+  return true
+}
+

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest'
+import { scoped } from '@deepseek-ai/dsh-scope'
+import { SessionId } from '@deepseek-ai/dsh-session'
+import { captureLogs, setup } from './helpers'
+
+const turnStart = (turn: number) => ({ turn, trigger: { kind: 'prompt' as const } })
+
+/**
+ * A session keeps the listeners its subject filter admits between appends
+ * (the verdicts are cached until Cordis' listener list changes): these pin
+ * that every change of the list is seen by the next append.
+ */
+describe('session/event dispatch as the listeners change between appends', () => {
+  it('a listener added, removed or replaced between two appends is called exactly for the appends it was registered for', async () => {
+    const root = await setup()
+    const calls: string[] = []
+    const session = root.sessions.create(SessionId('s'))
+    session.append('turn/start', turnStart(1)) // seq 1, nobody listens
+    const disposeA = root.on('session/event', (_s, event) => void calls.push(`a:${event.seq}`))
+    session.append('step/start', { turn: 1, step: 1 }) // seq 2
+    const disposeB = root.on('session/event', (_s, event) => void calls.push(`b:${event.seq}`))
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } }) // seq 3
+    disposeA()
+    // Same length as before the removal once C is added: a list of the same size with another record.
+    root.on('session/event', (_s, event) => void calls.push(`c:${event.seq}`))
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'y' } }) // seq 4
+    disposeB()
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'z' } }) // seq 5
+    expect(calls).toEqual(['a:2', 'a:3', 'b:3', 'b:4', 'c:4', 'c:5'])
+  })
+
+  it('the last listener removed (Cordis drops the list) and a new one added: the new one is called', async () => {
+    const root = await setup()
+    const calls: string[] = []
+    const session = root.sessions.create(SessionId('s'))
+    const dispose = root.on('session/event', (_s, event) => void calls.push(`first:${event.seq}`))
+    session.append('turn/start', turnStart(1))
+    dispose()
+    session.append('step/start', { turn: 1, step: 1 })
+    root.on('session/event', (_s, event) => void calls.push(`second:${event.seq}`))
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    expect(calls).toEqual(['first:1', 'second:3'])
+  })
+
+  it('a listener added by a listener during a dispatch is called from the next event on; one removed during it still gets that event', async () => {
+    const root = await setup()
+    const calls: string[] = []
+    const session = root.sessions.create(SessionId('s'))
+    let disposeLate: (() => void) | undefined
+    let disposeVictim: (() => void) | undefined
+    root.on('session/event', (_s, event) => {
+      calls.push(`adder:${event.seq}`)
+      if (event.seq === 1) disposeLate = root.on('session/event', (_s2, e) => void calls.push(`late:${e.seq}`))
+      if (event.seq === 2) disposeVictim!()
+    })
+    disposeVictim = root.on('session/event', (_s, event) => void calls.push(`victim:${event.seq}`))
+    session.append('turn/start', turnStart(1))
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    disposeLate!()
+    expect(calls).toEqual(['adder:1', 'victim:1', 'adder:2', 'victim:2', 'late:2', 'adder:3', 'late:3'])
+  })
+
+  it('scope filtering: a listener scoped to another agent is skipped, its own agent and global ones are called, also after the list changed', async () => {
+    const root = await setup()
+    const calls: string[] = []
+    const a = root.sessions.create(SessionId('a'))
+    const b = root.sessions.create(SessionId('b'))
+    scoped(root, 'a').on('session/event', (session, event) => void calls.push(`scoped-a:${session.id}:${event.seq}`))
+    scoped(root, 'a').on('session/event', (session, event) => void calls.push(`global:${session.id}:${event.seq}`), { global: true })
+    a.append('turn/start', turnStart(1))
+    b.append('turn/start', turnStart(1))
+    scoped(root, 'b').on('session/event', (session, event) => void calls.push(`scoped-b:${session.id}:${event.seq}`))
+    a.append('step/start', { turn: 1, step: 1 })
+    b.append('step/start', { turn: 1, step: 1 })
+    expect(calls).toEqual([
+      'scoped-a:a:1',
+      'global:a:1',
+      'global:b:1',
+      'scoped-a:a:2',
+      'global:a:2',
+      'global:b:2',
+      'scoped-b:b:2',
+    ])
+  })
+
+  it('a throwing listener is logged, the next one still runs, and later appends still reach both', async () => {
+    const root = await setup()
+    const logs = captureLogs(root)
+    const calls: string[] = []
+    root.on('session/event', (_s, event) => {
+      calls.push(`thrower:${event.seq}`)
+      throw new Error(`listener broke at ${event.seq}`)
+    })
+    root.on('session/event', (_s, event) => void calls.push(`next:${event.seq}`))
+    const session = root.sessions.create(SessionId('s'))
+    session.append('turn/start', turnStart(1))
+    session.append('step/start', { turn: 1, step: 1 })
+    expect(calls).toEqual(['thrower:1', 'next:1', 'thrower:2', 'next:2'])
+    expect(logs.filter((line) => line.includes('a session/event listener failed')).length).toBe(2)
+  })
+
+  it('internal/dispatch tracers see every session/event dispatch, registered before or between appends', async () => {
+    const root = await setup()
+    const traced: string[] = []
+    const session = root.sessions.create(SessionId('s'))
+    root.on('session/event', () => {})
+    session.append('turn/start', turnStart(1))
+    root.on('internal/dispatch', (type, name, args) => {
+      if (name === 'session/event') traced.push(`${type}:${(args[1] as { seq: number }).seq}`)
+    })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    expect(traced).toEqual(['emit:2', 'emit:3'])
+  })
+})
