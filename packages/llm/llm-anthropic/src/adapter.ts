@@ -1,10 +1,25 @@
-import { toLlmFailure, type GenerateOptions, type LlmAdapter, type LlmFailure, type ModelInfo, type StreamChunk } from '@deepseek-ai/dsh-llm'
+import {
+  abortedFinish,
+  errorFinish,
+  jsonRequestBody,
+  lookUpApiKey,
+  preflightCall,
+  readEventBody,
+  redactedStream,
+  streamExchange,
+  type ApiKeyLookup,
+  type GenerateOptions,
+  type HttpExchange,
+  type LlmAdapter,
+  type LlmFailure,
+  type ModelInfo,
+  type StreamChunk,
+} from '@deepseek-ai/dsh-llm'
 import { createParser } from 'eventsource-parser'
 import type { PresetName, ProviderConfig } from './config'
-import { causeOf, Exchange, type ReadResult } from './exchange'
 import { errorObject, httpFailure, streamErrorFailure, type FailureContext } from './failures'
 import { apiKeyProblem, resolveProvider, type ResolvedProvider } from './provider'
-import { ContentRedactor, Secrets } from './redact'
+import { Secrets } from './redact'
 import { requestBody } from './request-body'
 import { StreamDecoder } from './stream-decoder'
 
@@ -16,18 +31,6 @@ export interface AnthropicAdapterOptions {
   env?: Readonly<Record<string, string | undefined>>
 }
 
-interface KeyLookup {
-  key?: string
-  /** Where the key comes from, for messages (never the key). */
-  source?: string
-  /** The unset environment variable. */
-  missing?: string
-  /** Why the key cannot be sent in a header. */
-  problem?: string
-}
-
-const errorFinish = (failure: LlmFailure): StreamChunk => ({ type: 'finish', reason: { kind: 'error', failure } })
-const abortedFinish = (): StreamChunk => ({ type: 'finish', reason: { kind: 'aborted' } })
 const withRequestId = (requestId: string | undefined) => (requestId ? { requestId } : {})
 /** How much of a malformed payload a failure message quotes. */
 const maxSnippet = 200
@@ -44,7 +47,7 @@ const maxSnippet = 200
  * consumer that stops reading. Nothing it yields carries a credential:
  * failure messages and request ids lose the key, credential header values,
  * key-shaped strings and URL userinfo; model text loses the exact key and
- * credential header values (within one delta). Opaque state (signatures,
+ * credential header values, even split across deltas. Opaque state (signatures,
  * redacted thinking) passes byte for byte.
  */
 export class AnthropicAdapter implements LlmAdapter {
@@ -86,19 +89,15 @@ export class AnthropicAdapter implements LlmAdapter {
   /** Streams one model call. An arrow property, so it works detached from the instance. */
   readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
 
-  private apiKey(): KeyLookup {
-    const { apiKey, apiKeyEnv } = this.config
-    if (apiKey) return { key: apiKey, source: `the apiKey of provider "${this.provider}"` }
-    if (!apiKeyEnv) return {}
-    const key = this.env[apiKeyEnv]?.trim()
-    if (!key) return { missing: apiKeyEnv }
-    return { key, source: `the ${apiKeyEnv} environment variable`, problem: apiKeyProblem(key) }
+  /** The call's key and where it comes from (dsh-llm's `lookUpApiKey`, with this adapter's key check). */
+  private apiKey(): ApiKeyLookup {
+    return lookUpApiKey(this.config, this.provider, this.env, apiKeyProblem)
   }
 
   /**
-   * The exchange's chunks with model output redacted across delta boundaries (`ContentRedactor`),
-   * failures redacted (`Secrets.failure`), held-back output released before the usage and the
-   * finish, and anything the exchange throws turned into a redacted finish.
+   * The exchange's chunks through dsh-llm's `redactedStream`: model output redacted across delta
+   * boundaries, failures redacted, held-back output released before the usage and the finish, and
+   * anything the exchange throws turned into a redacted finish.
    */
   private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
     const { signal } = options
@@ -108,53 +107,25 @@ export class AnthropicAdapter implements LlmAdapter {
     }
     const key = this.apiKey()
     const secrets = new Secrets(key.key, this.config.headers)
-    const content = new ContentRedactor(secrets)
-    try {
-      for await (const chunk of this.exchange(options, key, secrets)) {
-        if (chunk.type === 'usage' || chunk.type === 'finish') {
-          // Text held back as a possible credential start goes before the usage and the finish.
-          yield* content.flush()
-          if (chunk.type === 'finish' && chunk.reason.kind === 'error') yield errorFinish(secrets.failure(chunk.reason.failure))
-          else yield chunk
-        } else if (chunk.type === 'redacted-reasoning-delta') yield chunk
-        else {
-          const passed = content.pass(chunk)
-          if (passed !== undefined) yield passed
-        }
-      }
-    } catch (error) {
-      // A throw no branch of the exchange expected: still a finish, never a throw whose message could carry a secret.
-      yield* content.flush()
-      yield signal?.aborted ? abortedFinish() : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${this.provider} adapter failed: ${causeOf(error)}` }))
-    }
+    yield* redactedStream(this.exchange(options, key, secrets), secrets, signal, this.provider)
   }
 
   /** One HTTP exchange, yielding raw (unredacted) chunks and exactly one finish. */
-  private async *exchange(options: GenerateOptions, key: KeyLookup, secrets: Secrets): AsyncGenerator<StreamChunk, void, undefined> {
+  private async *exchange(options: GenerateOptions, key: ApiKeyLookup, secrets: Secrets): AsyncGenerator<StreamChunk, void, undefined> {
     const provider = this.provider
-    const model = options.model || this.config.defaultModel
-    if (!model) {
-      yield errorFinish({ code: 'INVALID_CONFIG', message: `no model given for provider "${provider}", and it has no defaultModel` })
+    const call = preflightCall(provider, options.model || this.config.defaultModel, key)
+    if (!call.ok) {
+      yield errorFinish(call.failure)
       return
     }
-    if (key.missing) {
-      yield errorFinish({ code: 'AUTH', message: `the ${key.missing} environment variable is not set; export the API key for provider "${provider}" there, or configure apiKey` })
-      return
-    }
-    if (key.problem) {
-      yield errorFinish({ code: 'INVALID_CONFIG', message: `the API key in ${key.source} ${key.problem}` })
-      return
-    }
+    const { model } = call
     const context: FailureContext = { provider, model, baseUrl: this.config.baseUrl, secrets, apiKeySource: key.source, now: this.now }
-    let body: string
-    try {
-      body = JSON.stringify(requestBody(options, model, this.config.models[model], this.config))
-    } catch (error) {
-      // `requestBody` refuses unmappable content with an `LlmError`; anything else is a value JSON cannot encode.
-      const failure = toLlmFailure(error)
-      yield errorFinish(failure.code === 'UNKNOWN' ? { code: 'BAD_REQUEST', message: `the request for ${provider} cannot be encoded as JSON: ${failure.message}` } : failure)
+    const encoded = jsonRequestBody(provider, () => requestBody(options, model, this.config.models[model], this.config))
+    if (!encoded.ok) {
+      yield errorFinish(encoded.failure)
       return
     }
+    // The Messages API's own headers: the key as `x-api-key`, and the API version.
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
@@ -162,37 +133,23 @@ export class AnthropicAdapter implements LlmAdapter {
       ...(key.key ? { 'x-api-key': key.key } : {}),
       ...this.config.headers,
     }
-    const exchange = new Exchange(options.signal, provider, this.config)
-    try {
-      let response: Response
-      try {
-        response = await exchange.request(`${this.config.baseUrl}/v1/messages`, { method: 'POST', headers, body })
-      } catch (error) {
-        const failure = exchange.failure(error, 'connect', secrets)
-        yield failure ? errorFinish(failure) : abortedFinish()
-        return
-      }
-      const requestId = response.headers.get('request-id') ?? response.headers.get('x-request-id') ?? undefined
-      if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
-        let text: string
-        try {
-          text = await exchange.text(response)
-        } catch (error) {
-          const failure = exchange.failure(error, 'body', secrets, requestId)
-          yield failure ? errorFinish(failure) : abortedFinish()
-          return
-        }
-        yield errorFinish(response.ok ? jsonAnswerFailure(text, requestId, context) : httpFailure(response.status, response.headers, text, context))
-        return
-      }
-      yield* this.events(response, exchange, requestId, context)
-    } finally {
-      exchange.close()
-    }
+    yield* streamExchange({
+      signal: options.signal,
+      provider,
+      deadlines: this.config,
+      secrets,
+      url: `${this.config.baseUrl}/v1/messages`,
+      headers,
+      body: encoded.body,
+      requestIdHeaders: ['request-id', 'x-request-id'],
+      answerFailure: (response, text, requestId) =>
+        response.ok ? jsonAnswerFailure(text, requestId, context) : httpFailure(response.status, response.headers, text, context),
+      events: (response, exchange, requestId) => this.events(response, exchange, requestId, context),
+    })
   }
 
   /** Reads the event stream of a successful response and yields its chunks, then exactly one finish. */
-  private async *events(response: Response, exchange: Exchange, requestId: string | undefined, context: FailureContext): AsyncGenerator<StreamChunk, void, undefined> {
+  private async *events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: FailureContext): AsyncGenerator<StreamChunk, void, undefined> {
     const { provider, secrets } = context
     if (!response.body) {
       yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${provider} answered without a body`, ...withRequestId(requestId) })
@@ -218,26 +175,14 @@ export class AnthropicAdapter implements LlmAdapter {
         else if (result?.kind === 'malformed') broken = { code: 'MALFORMED_STREAM', message: result.message, ...withRequestId(requestId) }
       },
     })
-    const reader = response.body.getReader()
-    const text = new TextDecoder()
-    let eof = false
-    while (!stopped && !broken && !eof) {
-      let result: ReadResult
-      try {
-        result = await exchange.read(reader)
-      } catch (error) {
-        const failure = exchange.failure(error, 'body', secrets, requestId)
-        yield failure ? errorFinish(failure) : abortedFinish()
-        return
-      }
-      if (result.done) {
-        eof = true
-        parser.feed(text.decode())
-        parser.reset({ consume: true })
-      } else parser.feed(text.decode(result.value, { stream: true }))
-      for (let i = 0; i < out.length; i++) yield out[i]!
-      out.length = 0
+    const sink = {
+      feed: (text: string) => parser.feed(text),
+      end: () => parser.reset({ consume: true }),
+      get stopped() {
+        return stopped || broken !== undefined
+      },
     }
+    if (yield* readEventBody(response.body, exchange, sink, out, secrets, requestId)) return
     if (broken) {
       yield errorFinish(broken)
       return

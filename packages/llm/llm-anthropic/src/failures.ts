@@ -1,19 +1,14 @@
-import type { LlmErrorCode, LlmFailure } from '@deepseek-ai/dsh-llm'
-import type { Secrets } from './redact'
+import {
+  classifyHttpFailure,
+  FAILURE_DETAIL_CHARS,
+  failureWith,
+  type HttpFailureContext,
+  type HttpFailureDialect,
+  type LlmFailure,
+} from '@deepseek-ai/dsh-llm'
 
 /** What a failure message may say about the call, besides the provider's own words. */
-export interface FailureContext {
-  provider: string
-  model: string
-  baseUrl: string
-  secrets: Secrets
-  /** Where the key comes from, so an `AUTH` message can say what to check. */
-  apiKeySource: string | undefined
-  now: () => number
-}
-
-/** How much of the provider's own words a failure message quotes. */
-const maxDetail = 300
+export type FailureContext = HttpFailureContext
 
 /** The `{ type: 'error', error: { type, message } }` object of the Messages API (and the looser shapes of compatible servers). */
 interface ErrorObject {
@@ -44,28 +39,32 @@ function parseBody(text: string): ErrorObject | undefined {
 /** What the API says when a prompt does not fit: `prompt is too long: 201234 tokens > 200000 maximum`, and its variants. */
 const contextOverflow = /prompt is too long|too many tokens|context[_ ](?:length|window)|exceeds? the (?:model'?s? )?(?:context|maximum)|request_too_large/i
 
-/**
- * Parses the retry hint of a 429/529 answer: `retry-after` in seconds or as
- * an HTTP date. Whole milliseconds, never negative, or `undefined`.
- */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  const after = headers.get('retry-after')
-  if (after === null) return undefined
-  if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Math.ceil(Number(after) * 1000)
-  const date = Date.parse(after)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
-function failure(code: LlmErrorCode, message: string, extra: { status?: number; retryAfterMs?: number; requestId?: string }): LlmFailure {
-  const out: LlmFailure = { code, message }
-  if (extra.status !== undefined) out.status = extra.status
-  if (extra.retryAfterMs !== undefined) out.retryAfterMs = extra.retryAfterMs
-  if (extra.requestId) out.requestId = extra.requestId
-  return out
-}
-
 function describe(error: ErrorObject | undefined, fallback: string): string {
   return [error?.message, error?.type].filter((w) => w !== undefined && w !== '').join('; ') || fallback
+}
+
+/**
+ * How the Messages API answers a failed request, for dsh-llm's
+ * `classifyHttpFailure`: the `{ type: 'error', error: { type, message } }`
+ * body, the `request-id` header, 403 as refused access, 504 as a timeout,
+ * 529 / `overloaded_error` as an overloaded provider, and a 404 hint that
+ * tells a wrong model id from a wrong base URL.
+ */
+const dialect: HttpFailureDialect = {
+  readError(body) {
+    const error = parseBody(body)
+    return error && { said: describe(error, body), words: `${error.message ?? ''} ${error.type ?? ''}` }
+  },
+  requestIdHeaders: ['request-id', 'x-request-id'],
+  contextOverflow,
+  forbidden: 'refused access with these credentials',
+  billingAdvice: '; retrying will not help.',
+  timeoutStatuses: [408, 504],
+  isOverloaded: (status, words) => status === 529 || /overloaded/i.test(words),
+  notFound: ({ words, http, context }) => {
+    const hint = /model/i.test(words) ? ' Check the model id.' : ` Check the base URL (${context.baseUrl}): requests go to <baseUrl>/v1/messages.`
+    return `${context.provider} found no such resource for ${context.model} (${http}).${hint}`
+  },
 }
 
 /**
@@ -77,38 +76,7 @@ function describe(error: ErrorObject | undefined, fallback: string): string {
  * request id comes from the `request-id` header.
  */
 export function httpFailure(status: number, headers: Headers, body: string, context: FailureContext): LlmFailure {
-  const error = parseBody(body)
-  const said = context.secrets.excerpt(error ? describe(error, body) : body, maxDetail) || 'no details'
-  const extra = {
-    status,
-    retryAfterMs: retryAfterMs(headers, context.now()),
-    requestId: headers.get('request-id') ?? headers.get('x-request-id') ?? undefined,
-  }
-  const { provider, model } = context
-  const http = `HTTP ${status}: ${said}`
-  const words = `${error?.message ?? ''} ${error?.type ?? ''} ${error ? '' : body}`
-  if (status === 401 || status === 403) {
-    const check = context.apiKeySource ? ` Check ${context.apiKeySource}.` : ' The provider has no API key configured (set apiKey or apiKeyEnv).'
-    const what = status === 403 ? 'refused access with these credentials' : 'refused the credentials'
-    return failure('AUTH', `${provider} ${what} (${http}).${check}`, extra)
-  }
-  if (status === 402) return failure('AUTH', `${provider} refused the call for billing reasons (${http}); retrying will not help.`, extra)
-  if (status === 429) {
-    const wait = extra.retryAfterMs !== undefined ? ` The provider asks to wait ${extra.retryAfterMs} ms.` : ''
-    return failure('RATE_LIMIT', `${provider} is rate limiting requests (${http}).${wait}`, extra)
-  }
-  if (status === 408 || status === 504) return failure('TIMEOUT', `${provider} timed out the request (${http}).`, extra)
-  if (status === 529 || /overloaded/i.test(words)) return failure('SERVER', `${provider} is overloaded (${http}); try again shortly.`, extra)
-  if (status >= 500) return failure('SERVER', `${provider} had a server error (${http}); try again later.`, extra)
-  if (status === 413 || (status >= 400 && contextOverflow.test(words))) {
-    return failure('CONTEXT_OVERFLOW', `the request does not fit the context window of ${provider}/${model} (${http}). Shorten or compact the history.`, extra)
-  }
-  if (status === 404) {
-    const hint = /model/i.test(words) ? ' Check the model id.' : ` Check the base URL (${context.baseUrl}): requests go to <baseUrl>/v1/messages.`
-    return failure('BAD_REQUEST', `${provider} found no such resource for ${model} (${http}).${hint}`, extra)
-  }
-  if (status >= 400) return failure('BAD_REQUEST', `${provider} rejected the request for ${model} (${http}).`, extra)
-  return failure('UNKNOWN', `${provider} answered with unexpected HTTP ${status}: ${said}`, extra)
+  return classifyHttpFailure(status, headers, body, context, dialect)
 }
 
 /**
@@ -120,16 +88,16 @@ export function httpFailure(status: number, headers: Headers, body: string, cont
  */
 export function streamErrorFailure(value: unknown, requestId: string | undefined, context: FailureContext): LlmFailure {
   const error = errorObject(value) ?? {}
-  const said = context.secrets.excerpt(describe(error, 'no details'), maxDetail)
+  const said = context.secrets.excerpt(describe(error, 'no details'), FAILURE_DETAIL_CHARS)
   const extra = { requestId }
   const type = error.type ?? ''
   const words = `${error.message ?? ''} ${type}`
   const message = `${context.provider} sent an error in the stream: ${said}`
-  if (type === 'overloaded_error') return failure('SERVER', `${message}; it is overloaded, try again shortly`, extra)
-  if (type === 'rate_limit_error') return failure('RATE_LIMIT', message, extra)
-  if (contextOverflow.test(words)) return failure('CONTEXT_OVERFLOW', message, extra)
-  if (type === 'authentication_error' || type === 'permission_error' || type === 'billing_error') return failure('AUTH', message, extra)
-  if (type === 'invalid_request_error' || type === 'not_found_error') return failure('BAD_REQUEST', message, extra)
-  if (type === 'timeout_error') return failure('TIMEOUT', message, extra)
-  return failure('SERVER', message, extra)
+  if (type === 'overloaded_error') return failureWith('SERVER', `${message}; it is overloaded, try again shortly`, extra)
+  if (type === 'rate_limit_error') return failureWith('RATE_LIMIT', message, extra)
+  if (contextOverflow.test(words)) return failureWith('CONTEXT_OVERFLOW', message, extra)
+  if (type === 'authentication_error' || type === 'permission_error' || type === 'billing_error') return failureWith('AUTH', message, extra)
+  if (type === 'invalid_request_error' || type === 'not_found_error') return failureWith('BAD_REQUEST', message, extra)
+  if (type === 'timeout_error') return failureWith('TIMEOUT', message, extra)
+  return failureWith('SERVER', message, extra)
 }

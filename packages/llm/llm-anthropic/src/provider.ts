@@ -1,4 +1,13 @@
-import { deepFreeze, type JsonObject } from '@deepseek-ai/dsh-llm'
+import {
+  apiKeyCharacterProblem,
+  codePointLabel,
+  deepFreeze,
+  definedFields as given,
+  HTTP_HEADER_NAME,
+  headerValueProblem,
+  parseBaseUrl,
+  type JsonObject,
+} from '@deepseek-ai/dsh-llm'
 import type { ModelConfig, PresetName, ProviderConfig, ThinkingMode } from './config'
 import { presets } from './presets'
 
@@ -44,31 +53,18 @@ export class AnthropicConfigError extends Error {
 const presetNames = Object.keys(presets) as PresetName[]
 const thinkingModes: readonly ThinkingMode[] = ['adaptive', 'budget', 'effort']
 
-/** Drops `undefined` and `null` fields, so that only what the user wrote overrides a preset. */
-function given<T extends object>(value: T): Partial<T> {
-  const out: Partial<T> = {}
-  for (const key of Object.keys(value) as (keyof T)[]) {
-    if (value[key] !== undefined && value[key] !== null) out[key] = value[key]
-  }
-  return out
-}
-
 /**
  * Why `key` cannot be sent as an API key, or `undefined` when it can: keys
  * are printable ASCII, anything else is a paste accident. The answer names
  * the position of the first bad character, never the key.
  */
 export function apiKeyProblem(key: string): string | undefined {
-  for (let i = 0; i < key.length; i++) {
-    const code = key.charCodeAt(i)
-    if (code >= 0x21 && code <= 0x7e) continue
-    const what = code === 0x20 || code === 0x09 ? 'a space' : code === 0x0a || code === 0x0d ? 'a line break' : `the character U+${code.toString(16).toUpperCase().padStart(4, '0')}`
-    return `contains ${what} at position ${i + 1}; API keys are printable ASCII, so it was probably pasted with a stray character`
-  }
-  return undefined
+  const bad = apiKeyCharacterProblem(key)
+  if (bad === undefined) return undefined
+  // The UTF-16 unit at that position, as this adapter has always named it.
+  const what = bad.kind === 'space' ? 'a space' : bad.kind === 'line-break' ? 'a line break' : `the character ${codePointLabel(key.charCodeAt(bad.position - 1))}`
+  return `contains ${what} at position ${bad.position}; API keys are printable ASCII, so it was probably pasted with a stray character`
 }
-
-const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 function positive(value: unknown, field: string, where: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
@@ -127,17 +123,9 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
   const name = merged.name
   if (typeof name !== 'string' || !name) throw new AnthropicConfigError('a provider needs a name (or a preset that gives one)')
   const where = `provider "${name}"`
-  let url: URL | undefined
-  try {
-    url = new URL(String(merged.baseUrl ?? ''))
-  } catch {
-    url = undefined
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new AnthropicConfigError(`${where}: baseUrl must be an http(s) URL such as https://api.anthropic.com`)
-  }
-  // fetch refuses such URLs, and its error would quote the password into every failure.
-  if (url.username || url.password) {
+  const url = parseBaseUrl(merged.baseUrl)
+  if (!url.ok && url.problem === 'not-http') throw new AnthropicConfigError(`${where}: baseUrl must be an http(s) URL such as https://api.anthropic.com`)
+  if (!url.ok) {
     throw new AnthropicConfigError(`${where}: baseUrl carries a user name or password; give the URL without them and the key with apiKey or apiKeyEnv`)
   }
   for (const field of ['apiKey', 'apiKeyEnv', 'defaultModel', 'apiVersion'] as const) {
@@ -148,9 +136,9 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
   if (keyProblem) throw new AnthropicConfigError(`${where}: apiKey ${keyProblem}`)
   const headers: Record<string, string> = {}
   for (const [key, value] of Object.entries({ ...preset.headers, ...own.headers })) {
-    if (!headerName.test(key)) throw new AnthropicConfigError(`${where}: ${JSON.stringify(key)} is not a valid HTTP header name`)
+    if (!HTTP_HEADER_NAME.test(key)) throw new AnthropicConfigError(`${where}: ${JSON.stringify(key)} is not a valid HTTP header name`)
     // The value is never quoted: it may be a credential.
-    if (typeof value !== 'string' || /[\0\r\n]/.test(value) || /[^\0-\xff]/.test(value)) {
+    if (typeof value !== 'string' || headerValueProblem(value) !== undefined) {
       throw new AnthropicConfigError(`${where}: the value of header ${key} must be a string an HTTP header can carry (Latin-1, no line break)`)
     }
     headers[key] = value
@@ -158,7 +146,7 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
   return deepFreeze(
     structuredClone({
       name,
-      baseUrl: url.href.replace(/\/+$/, ''),
+      baseUrl: url.baseUrl,
       ...(apiKey ? { apiKey } : {}),
       ...(merged.apiKeyEnv ? { apiKeyEnv: merged.apiKeyEnv } : {}),
       ...(merged.defaultModel ? { defaultModel: merged.defaultModel } : {}),

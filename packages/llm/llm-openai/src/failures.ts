@@ -1,20 +1,15 @@
-import type { LlmErrorCode, LlmFailure } from '@deepseek-ai/dsh-llm'
-import type { Secrets } from './redact'
+import {
+  classifyHttpFailure,
+  FAILURE_DETAIL_CHARS,
+  failureWith,
+  retryAfterMs as sharedRetryAfterMs,
+  type HttpFailureContext,
+  type HttpFailureDialect,
+  type LlmFailure,
+} from '@deepseek-ai/dsh-llm'
 
 /** What a failure message may say about the call, besides the provider's own words. */
-export interface FailureContext {
-  provider: string
-  model: string
-  /** The provider's base URL (without userinfo: the configuration refuses it), for the hint of a 404. */
-  baseUrl: string
-  secrets: Secrets
-  /** Where the key comes from, so an `AUTH` message can say what to check. */
-  apiKeySource: string | undefined
-  now: () => number
-}
-
-/** How much of the provider's own words a failure message quotes. */
-const maxDetail = 300
+export type FailureContext = HttpFailureContext
 
 interface ErrorObject {
   message?: string
@@ -81,30 +76,33 @@ function pathHint(baseUrl: string, words: string): string {
 }
 
 /**
+ * How OpenAI-compatible servers answer a failed request, for dsh-llm's
+ * `classifyHttpFailure`: the `{ error: { message, type, code } }` body, the
+ * `x-request-id` and `retry-after-ms` headers, quota exhaustion sent as a 429
+ * (billing: waiting does not help), and the `/v1` hint of a 404.
+ */
+const dialect: HttpFailureDialect = {
+  readError(body) {
+    const error = parseBody(body)
+    if (!error) return undefined
+    return { said: describe(error, body), words: `${error.message ?? ''} ${error.code ?? ''} ${error.type ?? ''}` }
+  },
+  requestIdHeaders: ['x-request-id'],
+  millisecondsHeader: 'retry-after-ms',
+  contextOverflow,
+  isBilling: (status, words) => status === 402 || (status === 429 && quotaExhausted.test(words)),
+  billingAdvice: '. Top up or change the account; retrying will not help.',
+  notFound: ({ words, http, context }) =>
+    `${context.provider} rejected the request for ${context.model} (${http}).${pathHint(context.baseUrl, words)}`,
+}
+
+/**
  * Parses the retry hint of a 429/503 answer: `retry-after-ms` (OpenAI) wins,
  * then `retry-after` in seconds or as an HTTP date. Returns whole
  * milliseconds, never negative, or `undefined` without a usable hint.
  */
 export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  const ms = headers.get('retry-after-ms')
-  if (ms !== null && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms))
-  const after = headers.get('retry-after')
-  if (after === null) return undefined
-  if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Math.ceil(Number(after) * 1000)
-  const date = Date.parse(after)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
-function failure(
-  code: LlmErrorCode,
-  message: string,
-  extra: { status?: number; retryAfterMs?: number; requestId?: string },
-): LlmFailure {
-  const out: LlmFailure = { code, message }
-  if (extra.status !== undefined) out.status = extra.status
-  if (extra.retryAfterMs !== undefined) out.retryAfterMs = extra.retryAfterMs
-  if (extra.requestId) out.requestId = extra.requestId
-  return out
+  return sharedRetryAfterMs(headers, now, dialect)
 }
 
 /**
@@ -117,42 +115,7 @@ function failure(
  * headers.
  */
 export function httpFailure(status: number, headers: Headers, body: string, context: FailureContext): LlmFailure {
-  const error = parseBody(body)
-  const said = context.secrets.excerpt(error ? describe(error, body) : body, maxDetail) || 'no details'
-  const extra = {
-    status,
-    retryAfterMs: retryAfterMs(headers, context.now()),
-    requestId: headers.get('x-request-id') ?? undefined,
-  }
-  const { provider, model } = context
-  const http = `HTTP ${status}: ${said}`
-  const words = `${error?.message ?? ''} ${error?.code ?? ''} ${error?.type ?? ''} ${error ? '' : body}`
-
-  if (status === 401 || status === 403) {
-    const check = context.apiKeySource ? ` Check ${context.apiKeySource}.` : ' The provider has no API key configured (set apiKey or apiKeyEnv).'
-    return failure('AUTH', `${provider} refused the credentials (${http}).${check}`, extra)
-  }
-  if (status === 402 || (status === 429 && quotaExhausted.test(words))) {
-    return failure('AUTH', `${provider} refused the call for billing reasons (${http}). Top up or change the account; retrying will not help.`, extra)
-  }
-  if (status === 429) {
-    const wait = extra.retryAfterMs !== undefined ? ` The provider asks to wait ${extra.retryAfterMs} ms.` : ''
-    return failure('RATE_LIMIT', `${provider} is rate limiting requests (${http}).${wait}`, extra)
-  }
-  if (status === 408) return failure('TIMEOUT', `${provider} timed out the request (${http}).`, extra)
-  if (status >= 500) return failure('SERVER', `${provider} had a server error (${http}); try again later.`, extra)
-  if (status === 413 || (status >= 400 && contextOverflow.test(words))) {
-    return failure(
-      'CONTEXT_OVERFLOW',
-      `the request does not fit the context window of ${provider}/${model} (${http}). Shorten or compact the history.`,
-      extra,
-    )
-  }
-  if (status === 404) {
-    return failure('BAD_REQUEST', `${provider} rejected the request for ${model} (${http}).${pathHint(context.baseUrl, words)}`, extra)
-  }
-  if (status >= 400) return failure('BAD_REQUEST', `${provider} rejected the request for ${model} (${http}).`, extra)
-  return failure('UNKNOWN', `${provider} answered with unexpected HTTP ${status}: ${said}`, extra)
+  return classifyHttpFailure(status, headers, body, context, dialect)
 }
 
 /**
@@ -164,17 +127,17 @@ export function httpFailure(status: number, headers: Headers, body: string, cont
  */
 export function streamErrorFailure(value: unknown, requestId: string | undefined, context: FailureContext): LlmFailure {
   const error = errorObject(value) ?? {}
-  const said = context.secrets.excerpt(describe(error, 'no details'), maxDetail)
+  const said = context.secrets.excerpt(describe(error, 'no details'), FAILURE_DETAIL_CHARS)
   const message = `${context.provider} sent an error in the stream: ${said}`
   const extra = { requestId }
   if (typeof error.code === 'number' && error.code >= 400 && error.code < 600) {
     const classified = httpFailure(error.code, new Headers(), JSON.stringify({ error }), context)
-    return failure(classified.code, message, { requestId, status: error.code })
+    return failureWith(classified.code, message, { requestId, status: error.code })
   }
   const words = `${error.message ?? ''} ${error.code ?? ''} ${error.type ?? ''}`
-  if (contextOverflow.test(words)) return failure('CONTEXT_OVERFLOW', message, extra)
-  if (quotaExhausted.test(words)) return failure('AUTH', message, extra)
-  if (/rate[_ ]limit/i.test(words)) return failure('RATE_LIMIT', message, extra)
-  if (/invalid[_ ]request/i.test(words)) return failure('BAD_REQUEST', message, extra)
-  return failure('SERVER', message, extra)
+  if (contextOverflow.test(words)) return failureWith('CONTEXT_OVERFLOW', message, extra)
+  if (quotaExhausted.test(words)) return failureWith('AUTH', message, extra)
+  if (/rate[_ ]limit/i.test(words)) return failureWith('RATE_LIMIT', message, extra)
+  if (/invalid[_ ]request/i.test(words)) return failureWith('BAD_REQUEST', message, extra)
+  return failureWith('SERVER', message, extra)
 }

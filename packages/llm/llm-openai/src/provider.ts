@@ -1,7 +1,15 @@
-import { deepFreeze, type JsonObject } from '@deepseek-ai/dsh-llm'
+import {
+  apiKeyCharacterProblem,
+  codePointLabel,
+  deepFreeze,
+  definedFields as given,
+  HTTP_HEADER_NAME,
+  headerValueProblem,
+  parseBaseUrl,
+  type JsonObject,
+} from '@deepseek-ai/dsh-llm'
 import type { MaxTokensParam, ModelConfig, PresetName, ProviderConfig } from './config'
 import { presets } from './presets'
-import { redactUserinfo } from './redact'
 
 /**
  * Defaults for the fields a provider (or its preset) leaves out.
@@ -54,15 +62,6 @@ function isPresetName(value: unknown): value is PresetName {
   return typeof value === 'string' && (presetNames as string[]).includes(value)
 }
 
-/** Drops `undefined` and `null` fields, so that only what the user wrote overrides a preset. */
-function given<T extends object>(value: T): Partial<T> {
-  const out: Partial<T> = {}
-  for (const key of Object.keys(value) as (keyof T)[]) {
-    if (value[key] !== undefined && value[key] !== null) out[key] = value[key]
-  }
-  return out
-}
-
 /**
  * Why `key` cannot be sent as an API key, or `undefined` when it can. A key
  * goes into an HTTP header, which carries only Latin-1, and real keys are
@@ -71,21 +70,15 @@ function given<T extends object>(value: T): Partial<T> {
  * and the code point of the first bad character, never the key.
  */
 export function apiKeyProblem(key: string): string | undefined {
-  for (let i = 0; i < key.length; i++) {
-    const code = key.codePointAt(i)!
-    if (code >= 0x21 && code <= 0x7e) continue
-    const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
-    const what =
-      code === 0x20 || code === 0x09
-        ? 'a space'
-        : code === 0x0a || code === 0x0d
-          ? 'a line break'
-          : code > 0x7e
-            ? `the non-ASCII character ${hex}`
-            : `the control character ${hex}`
-    return `contains ${what} at position ${i + 1}; API keys are printable ASCII, so it was probably pasted with a typographic dash or quote, or with a stray space or line break`
-  }
-  return undefined
+  const bad = apiKeyCharacterProblem(key)
+  if (bad === undefined) return undefined
+  const what = {
+    space: 'a space',
+    'line-break': 'a line break',
+    'non-ascii': `the non-ASCII character ${codePointLabel(bad.codePoint)}`,
+    control: `the control character ${codePointLabel(bad.codePoint)}`,
+  }[bad.kind]
+  return `contains ${what} at position ${bad.position}; API keys are printable ASCII, so it was probably pasted with a typographic dash or quote, or with a stray space or line break`
 }
 
 /**
@@ -97,19 +90,6 @@ export function apiKeyProblem(key: string): string | undefined {
 export function checkApiKey(key: string, source: string): void {
   const problem = apiKeyProblem(key.trim())
   if (problem !== undefined) throw new OpenAiConfigError(`the API key in ${source} ${problem}`)
-}
-
-/** An HTTP header name: an RFC 9110 token. */
-const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-
-/** Why a header value cannot be sent (`fetch` takes Latin-1 without NUL, CR or LF), or `undefined`. */
-function headerValueProblem(value: string): string | undefined {
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i)
-    if (code === 0 || code === 0x0a || code === 0x0d) return `contains a line break or NUL at position ${i + 1}`
-    if (code > 0xff) return `contains the character U+${code.toString(16).toUpperCase().padStart(4, '0')} at position ${i + 1}, which an HTTP header cannot carry`
-  }
-  return undefined
 }
 
 function positive(value: unknown, field: string, where: string): number {
@@ -168,23 +148,16 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
     throw new OpenAiConfigError('a provider needs a name (or a preset that gives one)')
   }
   const where = `provider "${name}"`
-  let url: URL | undefined
-  try {
-    url = new URL(String(merged.baseUrl ?? ''))
-  } catch {
-    url = undefined
+  const url = parseBaseUrl(merged.baseUrl)
+  if (!url.ok && url.problem === 'not-http') {
+    throw new OpenAiConfigError(`${where}: baseUrl must be an http(s) URL such as https://api.deepseek.com, got ${JSON.stringify(url.given)}`)
   }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    const given = typeof merged.baseUrl === 'string' ? redactUserinfo(merged.baseUrl) : (merged.baseUrl ?? null)
-    throw new OpenAiConfigError(`${where}: baseUrl must be an http(s) URL such as https://api.deepseek.com, got ${JSON.stringify(given)}`)
-  }
-  // Node's fetch refuses such URLs, and fetch's error would quote the password into every failure.
-  if (url.username || url.password) {
+  if (!url.ok) {
     throw new OpenAiConfigError(
-      `${where}: baseUrl ${url.protocol}//[redacted]@${url.host}${url.pathname} carries a user name or password; give the URL without them and the key with apiKey or apiKeyEnv (other credentials with headers)`,
+      `${where}: baseUrl ${url.shown} carries a user name or password; give the URL without them and the key with apiKey or apiKeyEnv (other credentials with headers)`,
     )
   }
-  const baseUrl = url.href.replace(/\/+$/, '')
+  const { baseUrl } = url
   for (const field of ['apiKey', 'apiKeyEnv', 'defaultModel'] as const) {
     const value = merged[field]
     if (value !== undefined && typeof value !== 'string') {
@@ -201,7 +174,7 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
   }
   const headers: Record<string, string> = {}
   for (const [key, value] of Object.entries({ ...preset.headers, ...own.headers })) {
-    if (!headerName.test(key)) throw new OpenAiConfigError(`${where}: ${JSON.stringify(key)} is not a valid HTTP header name`)
+    if (!HTTP_HEADER_NAME.test(key)) throw new OpenAiConfigError(`${where}: ${JSON.stringify(key)} is not a valid HTTP header name`)
     if (typeof value !== 'string') throw new OpenAiConfigError(`${where}: header ${key} must be a string`)
     // The value is not quoted: it may be a credential.
     const problem = headerValueProblem(value)

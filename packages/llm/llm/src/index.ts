@@ -45,6 +45,20 @@ export { contentProblem, isContent } from './validate'
 export { ContentRedactor, REDACTED, Secrets, redactUserinfo } from './redact'
 export type { ContentChunk } from './redact'
 
+// The HTTP exchange every provider adapter shares (deadlines, failure classification, config checks)
+export { causeOf, HttpExchange } from './http/exchange'
+export type { BodyReadResult, ExchangePhase, HttpDeadlines } from './http/exchange'
+export { headerOf, retryAfterMs } from './http/retry-after'
+export type { RetryAfterHeaders } from './http/retry-after'
+export { classifyHttpFailure, FAILURE_DETAIL_CHARS, failureWith } from './http/http-failure'
+export type { FailureDetails, HttpAnswer, HttpFailureContext, HttpFailureDialect, ProviderErrorWords } from './http/http-failure'
+export { apiKeyCharacterProblem, codePointLabel, lookUpApiKey, preflightCall } from './http/api-key'
+export type { ApiKeyCharacterProblem, ApiKeyLookup, ApiKeySettings, CallPreflight } from './http/api-key'
+export { definedFields, HTTP_HEADER_NAME, headerValueProblem, parseBaseUrl } from './http/endpoint'
+export type { BaseUrlCheck } from './http/endpoint'
+export { abortedFinish, errorFinish, jsonRequestBody, readEventBody, redactedStream, streamExchange } from './http/stream-exchange'
+export type { EventBodySink, StreamingPost } from './http/stream-exchange'
+
 // The service
 export { LlmService } from './service'
 export { LlmService as default } from './service'

@@ -1,0 +1,175 @@
+import { toLlmFailure, type LlmFailure } from '../failure'
+import { ContentRedactor, type Secrets } from '../redact'
+import type { StreamChunk } from '../stream'
+import { causeOf, HttpExchange, type BodyReadResult, type HttpDeadlines } from './exchange'
+import { headerOf } from './retry-after'
+
+/** The final chunk of a failed call. */
+export const errorFinish = (failure: LlmFailure): StreamChunk => ({ type: 'finish', reason: { kind: 'error', failure } })
+
+/** The final chunk of a call its caller aborted. */
+export const abortedFinish = (): StreamChunk => ({ type: 'finish', reason: { kind: 'aborted' } })
+
+/**
+ * Encodes a request body as JSON. `build` may refuse unmappable content by
+ * throwing an `LlmError`, whose failure is kept; anything else it throws, or a
+ * value JSON cannot encode, is a `BAD_REQUEST` naming the provider. Nothing
+ * is sent for a refused body.
+ */
+export function jsonRequestBody(provider: string, build: () => unknown): { ok: true; body: string } | { ok: false; failure: LlmFailure } {
+  try {
+    return { ok: true, body: JSON.stringify(build()) }
+  } catch (error) {
+    const failure = toLlmFailure(error)
+    if (failure.code !== 'UNKNOWN') return { ok: false, failure }
+    return { ok: false, failure: { code: 'BAD_REQUEST', message: `the request for ${provider} cannot be encoded as JSON: ${failure.message}` } }
+  }
+}
+
+/** One streaming POST of an adapter: the request, and what the adapter does with each kind of answer. */
+export interface StreamingPost {
+  /** The call's own signal. */
+  signal: AbortSignal | undefined
+  /** The provider name failure messages use. */
+  provider: string
+  deadlines: HttpDeadlines
+  /** The call's credentials, for redacting transport failures. */
+  secrets: Secrets
+  url: string
+  headers: Record<string, string>
+  body: string
+  /** The request id headers of the provider, first match wins. */
+  requestIdHeaders: readonly string[]
+  /**
+   * The failure for an answer that is not an event stream: a non-2xx status,
+   * or a 2xx with a JSON body (an error object, or a server that ignored
+   * `stream: true`). `text` is its body, read with a size cap.
+   */
+  answerFailure(response: Response, text: string, requestId: string | undefined): LlmFailure
+  /** The chunks of an event-stream answer, ending with exactly one finish. */
+  events(response: Response, exchange: HttpExchange, requestId: string | undefined): AsyncIterable<StreamChunk>
+}
+
+/**
+ * Runs one streaming POST under an `HttpExchange` and yields raw (not yet
+ * redacted) chunks ending with exactly one finish: a connect failure or
+ * deadline as a `TRANSPORT`/`TIMEOUT` finish, the caller's abort as an
+ * `aborted` finish, an error answer as `answerFailure`'s finish, otherwise
+ * `events`. The exchange is closed however the consumer leaves, which closes
+ * the connection of an abandoned stream.
+ */
+export async function* streamExchange(post: StreamingPost): AsyncGenerator<StreamChunk, void, undefined> {
+  const { secrets } = post
+  const exchange = new HttpExchange(post.signal, post.provider, post.deadlines)
+  try {
+    let response: Response
+    try {
+      response = await exchange.request(post.url, { method: 'POST', headers: post.headers, body: post.body })
+    } catch (error) {
+      const failure = exchange.failure(error, 'connect', secrets)
+      yield failure ? errorFinish(failure) : abortedFinish()
+      return
+    }
+    const requestId = headerOf(response.headers, post.requestIdHeaders)
+    if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
+      let text: string
+      try {
+        text = await exchange.text(response)
+      } catch (error) {
+        const failure = exchange.failure(error, 'body', secrets, requestId)
+        yield failure ? errorFinish(failure) : abortedFinish()
+        return
+      }
+      yield errorFinish(post.answerFailure(response, text, requestId))
+      return
+    }
+    yield* post.events(response, exchange, requestId)
+  } finally {
+    exchange.close()
+  }
+}
+
+/** Where `readEventBody` puts the decoded body: an adapter's SSE parser and decoder. */
+export interface EventBodySink {
+  /** Takes the next decoded text (possibly empty, possibly mid-line). */
+  feed(text: string): void
+  /** The body ended; called once, after the last `feed`. */
+  end(): void
+  /** True once the sink wants no more body (a terminal event, or a broken stream). */
+  readonly stopped: boolean
+}
+
+/**
+ * Reads an event-stream body under the exchange's idle deadline, feeding the
+ * decoded text to `sink` and yielding, after each read, the chunks the sink
+ * pushed to `out` (then emptying it). Stops when the sink is stopped or the
+ * body ends. Returns `true` when a read failed: the failure (or the caller's
+ * abort) has then been yielded as the finish and the adapter must yield
+ * nothing more; `false` when the adapter still owes the finish.
+ */
+export async function* readEventBody(
+  body: ReadableStream<Uint8Array>,
+  exchange: HttpExchange,
+  sink: EventBodySink,
+  out: StreamChunk[],
+  secrets: Secrets,
+  requestId: string | undefined,
+): AsyncGenerator<StreamChunk, boolean, undefined> {
+  const reader = body.getReader()
+  const text = new TextDecoder()
+  let eof = false
+  while (!sink.stopped && !eof) {
+    let result: BodyReadResult
+    try {
+      result = await exchange.read(reader)
+    } catch (error) {
+      const failure = exchange.failure(error, 'body', secrets, requestId)
+      yield failure ? errorFinish(failure) : abortedFinish()
+      return true
+    }
+    if (result.done) {
+      eof = true
+      sink.feed(text.decode())
+      sink.end()
+    } else sink.feed(text.decode(result.value, { stream: true }))
+    for (let i = 0; i < out.length; i++) yield out[i]!
+    out.length = 0
+  }
+  return false
+}
+
+/**
+ * The call as the consumer sees it: `raw`'s chunks with model output
+ * redacted across delta boundaries (`ContentRedactor`), failures redacted
+ * (`Secrets.failure`), held-back output released before the usage and the
+ * finish, opaque `redacted-reasoning-delta` state passed byte for byte, and
+ * anything `raw` throws turned into a redacted `UNKNOWN` finish (or an
+ * `aborted` one when the caller aborted): never a throw whose message could
+ * carry a secret.
+ */
+export async function* redactedStream(
+  raw: AsyncIterable<StreamChunk>,
+  secrets: Secrets,
+  signal: AbortSignal | undefined,
+  provider: string,
+): AsyncGenerator<StreamChunk, void, undefined> {
+  const content = new ContentRedactor(secrets)
+  try {
+    for await (const chunk of raw) {
+      if (chunk.type === 'usage' || chunk.type === 'finish') {
+        yield* content.flush()
+        if (chunk.type === 'finish' && chunk.reason.kind === 'error') yield errorFinish(secrets.failure(chunk.reason.failure))
+        else yield chunk
+      } else if (chunk.type === 'redacted-reasoning-delta') yield chunk
+      else {
+        const passed = content.pass(chunk)
+        if (passed !== undefined) yield passed
+      }
+    }
+  } catch (error) {
+    yield* content.flush()
+    yield signal?.aborted
+      ? abortedFinish()
+      : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${provider} adapter failed: ${causeOf(error)}` }))
+  }
+}

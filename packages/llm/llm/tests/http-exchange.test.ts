@@ -1,0 +1,219 @@
+import {
+  HttpExchange,
+  readEventBody,
+  redactedStream,
+  Secrets,
+  streamExchange,
+  type LlmFailure,
+  type StreamChunk,
+  type StreamingPost,
+} from '@deepseek-ai/dsh-llm'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { collect, deferred } from './helpers'
+import { LocalServer, reply } from './http-server'
+
+const key = 'sk-exchange-test-key-0123456789abcdef'
+const secrets = new Secrets(key, {})
+const generous = { requestTimeoutMs: 20_000, idleTimeoutMs: 20_000 }
+const errorFinish = (failure: LlmFailure): StreamChunk => ({ type: 'finish', reason: { kind: 'error', failure } })
+
+let server: LocalServer
+beforeEach(async () => {
+  server = await LocalServer.start()
+})
+afterEach(async () => {
+  await server.stop()
+})
+
+/** A POST to the local server whose answers are classified by `answerFailure` and whose stream is one text chunk per event line. */
+function post(overrides: Partial<StreamingPost> = {}): StreamingPost {
+  return {
+    signal: undefined,
+    provider: 'local',
+    deadlines: generous,
+    secrets,
+    url: `${server.url}/v1/stream`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: '{"hello":"world"}',
+    requestIdHeaders: ['request-id', 'x-request-id'],
+    answerFailure: (response, text, requestId) => ({ code: 'BAD_REQUEST', message: `HTTP ${response.status}: ${text}`, ...(requestId ? { requestId } : {}) }),
+    events: (response, exchange, requestId) => lines(response, exchange, requestId),
+    ...overrides,
+  }
+}
+
+/** Reads a body of `data: <text>` lines into text deltas, then a `stop` finish. */
+async function* lines(response: Response, exchange: HttpExchange, requestId: string | undefined): AsyncGenerator<StreamChunk> {
+  const out: StreamChunk[] = []
+  let pending = ''
+  let stopped = false
+  const sink = {
+    feed(text: string) {
+      pending += text
+      let end: number
+      while (!stopped && (end = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, end)
+        pending = pending.slice(end + 1)
+        if (line === 'data: [STOP]') stopped = true
+        else if (line.startsWith('data: ')) out.push({ type: 'text-delta', index: 0, text: line.slice(6) })
+      }
+    },
+    end() {},
+    get stopped() {
+      return stopped
+    },
+  }
+  if (yield* readEventBody(response.body!, exchange, sink, out, secrets, requestId)) return
+  yield { type: 'finish', reason: { kind: 'stop' } }
+}
+
+describe('HttpExchange: the deadlines', () => {
+  it('a server that accepts the request and sends no headers fails with TIMEOUT naming requestTimeoutMs', async () => {
+    server.answer(() => {})
+    const chunks = await collect(streamExchange(post({ deadlines: { requestTimeoutMs: 50, idleTimeoutMs: 20_000 } })))
+    expect(chunks).toEqual([errorFinish({ code: 'TIMEOUT', message: 'local sent no response within 50 ms (requestTimeoutMs)' })])
+  })
+
+  it('a body that goes silent fails with TIMEOUT naming idleTimeoutMs, after the chunks that arrived, with the request id', async () => {
+    server.answer((_req, res, closed) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_idle' })
+      res.write('data: first\n')
+      return closed
+    })
+    const chunks = await collect(streamExchange(post({ deadlines: { requestTimeoutMs: 20_000, idleTimeoutMs: 50 } })))
+    expect(chunks).toEqual([
+      { type: 'text-delta', index: 0, text: 'first' },
+      errorFinish({ code: 'TIMEOUT', requestId: 'req_idle', message: "local's stream was silent for more than 50 ms (idleTimeoutMs)" }),
+    ])
+    await server.closes[0]
+  })
+
+  it('a refused connection is TRANSPORT naming the cause', async () => {
+    const gone = await LocalServer.start()
+    const url = `${gone.url}/v1/stream`
+    await gone.stop()
+    const chunks = await collect(streamExchange(post({ url })))
+    expect(chunks).toEqual([errorFinish({ code: 'TRANSPORT', message: expect.stringMatching(/^could not reach local: .*ECONNREFUSED/) })])
+  })
+
+  it("the caller's abort while waiting for headers is an aborted finish, and the connection closes", async () => {
+    const controller = new AbortController()
+    const arrived = deferred()
+    server.answer(() => arrived.resolve())
+    const stream = streamExchange(post({ signal: controller.signal }))
+    const first = stream.next()
+    await arrived.promise
+    controller.abort()
+    expect(await first).toEqual({ done: false, value: { type: 'finish', reason: { kind: 'aborted' } } })
+    expect(await stream.next()).toEqual({ done: true, value: undefined })
+    await server.closes[0]
+  })
+
+  it('a consumer that stops reading closes the connection of an unfinished stream', async () => {
+    server.answer((_req, res, closed) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('data: one\n')
+      return closed
+    })
+    const stream = streamExchange(post())
+    expect((await stream.next()).value).toEqual({ type: 'text-delta', index: 0, text: 'one' })
+    await stream.return(undefined)
+    await server.closes[0]
+  })
+
+  it('a body read to its end completes the exchange: the whole stream, then the finish', async () => {
+    server.answer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end('data: one\ndata: two\n')
+    })
+    expect(await collect(streamExchange(post()))).toEqual([
+      { type: 'text-delta', index: 0, text: 'one' },
+      { type: 'text-delta', index: 0, text: 'two' },
+      { type: 'finish', reason: { kind: 'stop' } },
+    ])
+    expect(server.bodies).toEqual(['{"hello":"world"}'])
+  })
+
+  it('a sink that stops ends the reading before the rest of the body', async () => {
+    server.answer((_req, res, closed) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('data: one\ndata: [STOP]\ndata: never\n')
+      return closed
+    })
+    expect(await collect(streamExchange(post()))).toEqual([
+      { type: 'text-delta', index: 0, text: 'one' },
+      { type: 'finish', reason: { kind: 'stop' } },
+    ])
+    await server.closes[0]
+  })
+})
+
+describe('streamExchange: answers that are not a stream', () => {
+  it('a non-2xx answer goes to answerFailure with its body and the first request id header it carries', async () => {
+    server.answer(reply(400, '{"error":"nope"}', { 'x-request-id': 'req_x', 'request-id': 'req_first' }))
+    expect(await collect(streamExchange(post()))).toEqual([
+      errorFinish({ code: 'BAD_REQUEST', message: 'HTTP 400: {"error":"nope"}', requestId: 'req_first' }),
+    ])
+  })
+
+  it('a 200 with a JSON body goes to answerFailure too (a server that ignored stream: true)', async () => {
+    server.answer(reply(200, '{"choices":[]}', { 'x-request-id': 'req_json' }))
+    expect(await collect(streamExchange(post()))).toEqual([
+      errorFinish({ code: 'BAD_REQUEST', message: 'HTTP 200: {"choices":[]}', requestId: 'req_json' }),
+    ])
+  })
+
+  it('reads an error body only up to the size cap', async () => {
+    const page = 'x'.repeat(1_000_000)
+    server.answer(reply(502, page))
+    const exchange = new HttpExchange(undefined, 'local', generous)
+    try {
+      const response = await exchange.request(server.url, { method: 'POST', body: '{}' })
+      const text = await exchange.text(response, 1_000)
+      expect({ prefix: page.startsWith(text), capped: text.length >= 1_000 && text.length < page.length }).toEqual({ prefix: true, capped: true })
+    } finally {
+      exchange.close()
+    }
+  })
+})
+
+describe('redactedStream over a real exchange', () => {
+  it('a server echoing the key into the error body, the request id and the stream loses it everywhere', async () => {
+    server.answer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end(`data: you sent ${req.headers.authorization}\ndata: the key is ${key}.\n`)
+    })
+    server.answer(reply(401, `{"error":"bad key ${key}"}`, { 'x-request-id': `req_${key}` }))
+    const streamed = await collect(redactedStream(streamExchange(post()), secrets, undefined, 'local'))
+    const refused = await collect(redactedStream(streamExchange(post()), secrets, undefined, 'local'))
+    expect(streamed).toEqual([
+      { type: 'text-delta', index: 0, text: 'you sent Bearer [redacted]' },
+      { type: 'text-delta', index: 0, text: 'the key is [redacted].' },
+      { type: 'finish', reason: { kind: 'stop' } },
+    ])
+    expect(refused).toEqual([
+      errorFinish({ code: 'BAD_REQUEST', message: 'HTTP 401: {"error":"bad key [redacted]"}', requestId: 'req_[redacted]' }),
+    ])
+  })
+
+  it('a throw from the raw stream becomes a redacted UNKNOWN finish after the held output', async () => {
+    async function* raw(): AsyncGenerator<StreamChunk> {
+      yield { type: 'text-delta', index: 0, text: 'almost done' }
+      throw new Error(`exploded near ${key}`)
+    }
+    expect(await collect(redactedStream(raw(), secrets, undefined, 'local'))).toEqual([
+      { type: 'text-delta', index: 0, text: 'almost done' },
+      errorFinish({ code: 'UNKNOWN', message: 'the local adapter failed: exploded near [redacted]' }),
+    ])
+  })
+
+  it('a transport failure whose cause quotes the key is redacted', () => {
+    const exchange = new HttpExchange(undefined, 'local', generous)
+    const error = new TypeError('fetch failed', { cause: Object.assign(new Error(`proxy said ${key}`), { code: 'ECONNRESET' }) })
+    expect([exchange.failure(error, 'connect', secrets), exchange.failure(error, 'body', secrets, 'req_1')]).toEqual([
+      { code: 'TRANSPORT', message: 'could not reach local: fetch failed: ECONNRESET proxy said [redacted]' },
+      { code: 'TRANSPORT', message: 'the connection to local broke mid-stream: fetch failed: ECONNRESET proxy said [redacted]', requestId: 'req_1' },
+    ])
+    exchange.close()
+  })
+})
