@@ -23,11 +23,14 @@ const deepseek: ModelConfig = {
 
 /**
  * The built-in provider presets. Capabilities are the providers' published
- * limits when this package was released (December 2026); override any of them
- * per model in the provider's `models` (the fields merge).
+ * limits when this package was written (late 2026); override any of them per
+ * model in the provider's `models` (the fields merge). A call may name a model
+ * that is not listed: it is sent as is, without limits or an effort.
  *
- * Anthropic: the current lineup (Fable 5.1, Opus 5.5, Sonnet 5.5, Haiku 5.5)
- * and the previous models still served (Opus 5, Sonnet 5, Haiku 4.5). Every
+ * Anthropic: ids, limits and default efforts as Anthropic's documentation
+ * lists them (the models overview, each model's page, and the effort page's
+ * supported models): the current lineup (Fable 5.1, Opus 5.5, Sonnet 5.5,
+ * Haiku 5.5) and the legacy models still served (Opus 5, Sonnet 5, Haiku 4.5). Every
  * current model thinks adaptively, steered by the effort; Haiku 4.5 takes a
  * thinking budget, and thinks only when a call asks for an effort.
  *
