@@ -4,52 +4,90 @@ import type { EventTypeCatalog } from './event-types'
 import type { Sql, Tables } from './database'
 import { FORMAT_VERSION } from './line-format'
 
-/** Rows fetched per round trip while a session streams in. */
-const CURSOR_ROWS = 10_000
-
 /**
- * Streams the stored events of session `id` into `log` in seq order, a
- * cursor batch at a time (the load never holds the whole result), checking
+ * Streams the stored events of session `id` into `log` in seq order, as one
+ * query whose rows are handled as they arrive (postgres.js `forEach`: no
+ * cursor round trips, and the load never holds the whole result), checking
  * each as dsh-session-jsonl checks a line (R-PER-2, R-PER-4): the text is one
  * JSON object `{ type, seq, time, data }` whose `seq` is its index (a gap is
  * corrupt), the first is `session/meta` with a format `version` this package
- * reads, and an unknown type loads only when marked ignorable. Chunk events
- * are packed straight from their bytes (`pushChunkJson`).
+ * reads, and an unknown type loads only when marked ignorable.
+ *
+ * The rows come raw (`raw()`: each value the bytes of the server's message,
+ * never decoded into a string), so a chunk event is packed straight from the
+ * bytes the server sent (`pushChunkJson`) and only other events are decoded
+ * and parsed. A row handler cannot stop the query, so after a problem the
+ * remaining rows are ignored and the load rejects once the query ends. The
+ * query is never cancelled: a cancel request that arrived late would cancel
+ * whatever statement the pooled connection runs next.
  *
  * Rejects with `CORRUPT_SESSION` (naming the seq, never the content; a
  * stored record is never dropped), `UNKNOWN_TYPE`, `UNSUPPORTED_VERSION`, or
- * the signal's reason once it aborts (after the batch under way). Returns
- * the number of events read.
+ * at once with the signal's reason when it aborts (the query then runs to
+ * its end in the background, its rows ignored). Returns the number of events
+ * read.
  */
 export async function readEvents(sql: Sql, tables: Tables, id: string, types: EventTypeCatalog, log: LoadedLog, signal?: AbortSignal): Promise<number> {
-  const cursor = sql
-    .unsafe<{ seq: number; line: string }[]>(`SELECT seq, line FROM ${tables.events} WHERE session_id = $1 ORDER BY seq`, [id])
-    .cursor(CURSOR_ROWS)
-  for await (const rows of cursor) {
-    signal?.throwIfAborted()
-    // One buffer per batch: the rows' text joined by newlines, each chunk event packed from its bytes.
-    let text = ''
-    for (const row of rows) text += row.line + '\n'
-    const bytes = Buffer.from(text, 'utf8')
-    let start = 0
-    for (const row of rows) {
-      const seq = log.length
-      if (row.seq !== seq) throw corrupt(id, seq, `is missing (the next stored event is seq ${row.seq})`)
-      const end = bytes.indexOf(0x0a, start)
-      if (seq === 0 || !log.pushChunkJson(bytes, start, end)) {
-        let value: unknown
-        try {
-          value = JSON.parse(row.line)
-        } catch {
-          throw corrupt(id, seq, 'is not valid JSON')
-        }
-        log.push(toEvent(value, seq, id, types))
+  signal?.throwIfAborted()
+  let problem: { error: unknown } | undefined
+  const read = sql
+    .unsafe(`SELECT seq, line FROM ${tables.events} WHERE session_id = $1 ORDER BY seq`, [id])
+    .raw()
+    .forEach((row) => {
+      if (problem !== undefined) return
+      try {
+        readRow(row as unknown as Buffer[], id, types, log)
+      } catch (error) {
+        problem = { error }
       }
-      start = end + 1
+    })
+  if (signal === undefined) {
+    await read
+  } else {
+    let onAbort!: () => void
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        problem ??= { error: signal.reason }
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    read.catch(() => {})
+    try {
+      await Promise.race([read, aborted])
+    } finally {
+      signal.removeEventListener('abort', onAbort)
     }
   }
-  signal?.throwIfAborted()
+  if (problem !== undefined) throw problem.error
   return log.length
+}
+
+/** Checks and stores one row `[seq, line]` (each the raw text bytes of its column). */
+function readRow(row: Buffer[], id: string, types: EventTypeCatalog, log: LoadedLog): void {
+  const seq = log.length
+  const stored = digits(row[0]!)
+  if (stored !== seq) throw corrupt(id, seq, `is missing (the next stored event is seq ${stored})`)
+  const line = row[1]!
+  if (seq > 0 && log.pushChunkJson(line, 0, line.length)) return
+  let value: unknown
+  try {
+    value = JSON.parse(line.toString('utf8'))
+  } catch {
+    throw corrupt(id, seq, 'is not valid JSON')
+  }
+  log.push(toEvent(value, seq, id, types))
+}
+
+/** The integer an `integer` column's text holds. */
+function digits(bytes: Buffer): number {
+  let value = 0
+  for (let i = 0; i < bytes.length; i++) {
+    const digit = bytes[i]! - 0x30
+    if (digit < 0 || digit > 9) return Number(bytes.toString('latin1'))
+    value = value * 10 + digit
+  }
+  return value
 }
 
 function corrupt(id: string, seq: number, problem: string): PostgresPersistenceError {

@@ -224,6 +224,7 @@ export class SessionStore implements SessionPersistence {
           await acquireLease(tx, tables, id, holder, leaseTtlMs)
           const gone = await tx.unsafe(`DELETE FROM ${tables.sessions} WHERE id = $1 RETURNING 1`, [id])
           if (gone.length === 0) throw notFound(id)
+          await tx.unsafe(`DELETE FROM ${tables.events} WHERE session_id = $1`, [id])
           await tx.unsafe(`DELETE FROM ${tables.leases} WHERE session_id = $1`, [id])
         })
       } catch (error) {

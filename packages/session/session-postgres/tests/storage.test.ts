@@ -88,11 +88,46 @@ describe('storage (R-PG-1)', () => {
     for (const { fiber } of starters) cleanups.push(() => fiber.dispose())
     await Promise.all(starters.map(({ backend }) => backend.list()))
     const applied = await withSql(url, (sql) => sql.unsafe(`SELECT version, description FROM "${schema}".migrations ORDER BY version`))
-    expect(applied.map((row) => row.version)).toEqual([SCHEMA_VERSION])
+    expect(applied.map((row) => row.version)).toEqual([1, 2])
+    expect(SCHEMA_VERSION).toBe(2)
     await withSql(url, (sql) => sql.unsafe(`INSERT INTO "${schema}".migrations (version, description) VALUES (999, 'from the future')`))
     const newer = await mount(url, schema)
     cleanups.push(() => newer.fiber.dispose())
     await expect(newer.backend.list()).rejects.toMatchObject({ code: 'UNSUPPORTED_SCHEMA' })
+  })
+
+  it('a schema at version 1 is migrated to version 2 on start: its sessions load unchanged, and deleting one removes its events without the foreign key', async ({ skip }) => {
+    const { url, schema, ctx } = await setup(skip)
+    const session = ctx.sessions.prepare(SessionId('from-v1'))
+    const detach = ctx.sessions.enter(session)
+    trickyTurn(session, 1)
+    await ctx.sessions.flush(session)
+    detach()
+    const lines = await storedLines(url, schema, 'from-v1')
+    // Back to what version 1 made: the foreign key, and no record of step 2.
+    await withSql(url, (sql) =>
+      sql.begin(async (tx) => {
+        await tx.unsafe(`ALTER TABLE "${schema}".events ADD CONSTRAINT events_session_id_fkey FOREIGN KEY (session_id) REFERENCES "${schema}".sessions (id) ON DELETE CASCADE`)
+        await tx.unsafe(`DELETE FROM "${schema}".migrations WHERE version = 2`)
+      }),
+    )
+    const foreignKeys = () =>
+      withSql(url, async (sql) =>
+        (await sql.unsafe(`SELECT conname FROM pg_constraint WHERE conrelid = '"${schema}".events'::regclass AND contype = 'f'`)).map((row) => row.conname as string),
+      )
+    expect(await foreignKeys()).toEqual(['events_session_id_fkey'])
+    const next = await mount(url, schema)
+    cleanups.push(() => next.fiber.dispose())
+    const loaded = await next.backend.load(session.id)
+    expect(loaded.events).toEqual(JSON.parse(JSON.stringify([...session.events])))
+    expect(await foreignKeys()).toEqual([])
+    const applied = await withSql(url, (sql) => sql.unsafe(`SELECT version FROM "${schema}".migrations ORDER BY version`))
+    expect(applied.map((row) => row.version)).toEqual([1, 2])
+    expect(await storedLines(url, schema, 'from-v1')).toEqual(lines)
+    await next.backend.release(session.id)
+    await next.backend.delete(session.id)
+    expect(await storedLines(url, schema, 'from-v1')).toEqual([])
+    expect(await next.backend.exists(session.id)).toBe(false)
   })
 
   it('list() is one query the updated_at index serves', async ({ skip }) => {
@@ -120,6 +155,21 @@ describe('storage (R-PG-1)', () => {
     expect(String((error as Error).message)).not.toContain('secret')
     await expect(backend.load(session.id)).rejects.toMatchObject({ code: 'CORRUPT_SESSION' })
     expect(await storedLines(url, schema, 'corrupt')).toHaveLength(7)
+  })
+
+  it('a stored log with a gap is CORRUPT_SESSION naming the missing seq, and loads nothing', async ({ skip }) => {
+    const { url, schema, ctx, backend } = await setup(skip)
+    const session = ctx.sessions.prepare(SessionId('gap'))
+    const detach = ctx.sessions.enter(session)
+    trickyTurn(session, 1)
+    trickyTurn(session, 2)
+    await ctx.sessions.flush(session)
+    detach()
+    await withSql(url, (sql) => sql.unsafe(`DELETE FROM "${schema}".events WHERE session_id = 'gap' AND seq = 9`))
+    const error = await backend.load(session.id).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'CORRUPT_SESSION', seq: 9 })
+    expect(String((error as Error).message)).toContain('event 9 is missing (the next stored event is seq 10)')
+    expect(await storedLines(url, schema, 'gap')).toHaveLength(12)
   })
 
   it('a fresh session under a stored id fails its first write with SESSION_EXISTS and stores nothing', async ({ skip }) => {
