@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { onlySession, runDemo, tempDir, trace, workspace } from './helpers'
+import { onlySession, runDemo, sessionFiles, tempDir, trace, workspace } from './helpers'
 import { KEY, startPty } from './pty'
 import { HELP_DETAILS } from '../src/cli/help-text'
 import { HELP as HELP_LINES } from '../src/cli/interactive/commands'
@@ -259,6 +259,30 @@ describe.concurrent('dsh-demo on a terminal', { timeout: 240_000 }, () => {
       HELLO_ANSWER,
       SUMMARY(2),
     ])
+  })
+
+  it('recalls what was entered in earlier runs with Up, from the prompt history beside the sessions', async () => {
+    const cwd = workspace()
+    const data = tempDir()
+    const first = startPty(['--data-dir', data], { cwd, columns: 300 })
+    await first.waitFor(/^> $/m)
+    first.type(`hello${KEY.enter}`)
+    await first.waitFor(/· turn 1 done/)
+    first.type(`/exit${KEY.enter}`)
+    expect(await first.exited).toBe(0)
+    // A new session (not a resume): its log holds nothing, the history file does.
+    const second = startPty(['--data-dir', data], { cwd, columns: 300 })
+    await second.waitFor(/^> $/m)
+    second.type(KEY.up)
+    await second.waitFor(/^> \/exit$/m)
+    second.type(KEY.up)
+    await second.waitFor(/^> hello$/m)
+    second.type(`\x01\x0b/exit${KEY.enter}`)
+    expect(await second.exited).toBe(0)
+    // One JSON string per entry; the second /exit repeats the last entry and is not written again.
+    expect(readFileSync(join(data, 'prompt-history'), 'utf8')).toBe('"hello"\n"/exit"\n')
+    // The second run sent nothing, so it saved no session: the history is not a session's log.
+    expect(Object.keys(sessionFiles(data))).toHaveLength(1)
   })
 
   it('draws no colors with NO_COLOR, and the markdown keeps its layout', async () => {

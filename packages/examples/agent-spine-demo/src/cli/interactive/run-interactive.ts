@@ -24,6 +24,7 @@ import { CostMeter, costLines } from '../cost-meter'
 import { expandMentions } from '../mentions'
 import { ModelSwitch } from '../model-switch'
 import { PriceTable } from '../prices'
+import { PromptHistoryFile } from './history-file'
 import { promptHistory } from './prompt-history'
 import { TerminalInput, type RawInput } from './terminal-input'
 
@@ -192,11 +193,18 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     },
   }
 
+  // On a terminal, Up recalls what was entered in earlier runs too (<data dir>/prompt-history).
+  const history = screen ? new PromptHistoryFile(settings.dataDir, (line) => output.say('warn', line), redact) : undefined
+  const saved = history ? await history.load() : []
+
   // Input is read only from here on: lines typed earlier wait in the stream. A terminal gets the
   // line editor below the output; a pipe is read a line at a time.
   const input = screen
-    ? new TerminalInput(io.stdin as unknown as RawInput, io.stdout, output.screen!, promptHistory(slot.current.agent.session.events), {
-        line: (text) => onLine(text),
+    ? new TerminalInput(io.stdin as unknown as RawInput, io.stdout, output.screen!, [...saved, ...promptHistory(slot.current.agent.session.events)], {
+        line: (text) => {
+          history?.add(text)
+          onLine(text)
+        },
         interrupt: () => interrupt(),
         end: () => machine.inputEnd(),
       })
@@ -215,6 +223,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
         await slot.closeCurrent()
       } finally {
         await app.dispose()
+        await history?.flush()
       }
     }
     // Only an exit the person forced with Ctrl-C is bounded; /exit and the end of input wait for the close.
