@@ -184,10 +184,16 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     }
   }
 
-  /** Flushes the log (before a step's request, at a turn's end); a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure. */
-  flush(): Promise<void> {
-    // One derived promise, no async frame: the flush is on every step's path.
-    return this.env.sessions.flush(this.session).then(undefined, this.flushFailed)
+  /**
+   * Flushes the log (before a step's request, at a turn's end); a rejection
+   * fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure.
+   * `undefined` when the flush has nothing to do (`ctx.sessions.flushes`: no
+   * persistence listens and the session is not detached from a backend).
+   */
+  flush(): Promise<void> | undefined {
+    const sessions = this.env.sessions
+    if (!sessions.flushes(this.session)) return undefined
+    return sessions.flush(this.session).then(undefined, this.flushFailed) // one derived promise, no async frame
   }
 
   private readonly flushFailed = (error: unknown): never => {
@@ -234,7 +240,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
    * burst shares it. Tracked: `whenIdle()` and dispose wait for it.
    */
   private flushAdmission(): void {
-    if (this.env.durability !== 'step' || this.admissionFlushQueued) return
+    // With nothing to flush (no persistence), no flush is scheduled: there is nothing to wait for.
+    if (this.env.durability !== 'step' || this.admissionFlushQueued || !this.env.sessions.flushes(this.session)) return
     this.admissionFlushQueued = true
     this.track(
       Promise.resolve().then(() => {
@@ -328,7 +335,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** Starts a tracked flush nobody awaits (`InjectionHost`): after a one-shot injection turn. */
   flushLater(): void {
-    this.track(this.env.sessions.flush(this.session))
+    if (this.env.sessions.flushes(this.session)) this.track(this.env.sessions.flush(this.session))
   }
 
   /** Tracks a flush that nobody awaits (`whenIdle()` and dispose wait for it); a rejection fails the agent. */

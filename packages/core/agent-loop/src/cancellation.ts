@@ -8,18 +8,22 @@ import { AgentError, type AgentCancelCause } from '@deepseek-ai/dsh-agent'
  */
 export class TurnHolder {
   private readonly controller = new AbortController()
-  private _cause: AgentCancelCause | undefined
-
-  get signal(): AbortSignal {
-    return this.controller.signal
-  }
+  /**
+   * The turn's signal, read once: Node's `AbortController.signal` and
+   * `AbortSignal.aborted` are getters that validate their receiver, and the
+   * loop checks cancellation after every wait and at every chunk.
+   */
+  readonly signal: AbortSignal = this.controller.signal
+  /**
+   * Whether the signal has aborted. Only this holder's private controller can
+   * abort the signal, and it sets this flag first, so the flag and
+   * `signal.aborted` always agree.
+   */
+  aborted = false
+  private _cause: AgentCancelCause | undefined = undefined
 
   get cause(): AgentCancelCause | undefined {
     return this._cause
-  }
-
-  get aborted(): boolean {
-    return this.controller.signal.aborted
   }
 
   /**
@@ -27,15 +31,17 @@ export class TurnHolder {
    * to its close like a cancel, with no cancel cause, and ends `error`.
    */
   fail(error: Error): void {
-    if (!this.controller.signal.aborted) this.controller.abort(error)
+    if (this.aborted) return
+    this.aborted = true
+    this.controller.abort(error)
   }
 
   /** Aborts cooperatively; the first cause wins, except that `disposed` overrides any other. */
   abort(cause: AgentCancelCause): void {
     if (!this._cause || cause.kind === 'disposed') this._cause = cause
-    if (!this.controller.signal.aborted) {
-      this.controller.abort(new AgentError('ABORTED', `turn cancelled (${cause.kind})`))
-    }
+    if (this.aborted) return
+    this.aborted = true
+    this.controller.abort(new AgentError('ABORTED', `turn cancelled (${cause.kind})`))
   }
 }
 

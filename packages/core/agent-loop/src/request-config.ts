@@ -42,6 +42,9 @@ export class RequestConfig {
   private headerReason: 'initial' | 'resume' | 'change'
   /** The effort to restore on this instance's first request, when its route matches the log's. */
   private restorable: { provider: string; model: string; effort: string } | undefined
+  /** `base()` frozen once: the config of every step nobody's `agent/request` changes (the options are frozen). */
+  private readonly ownBase: Readonly<LlmCallConfig>
+  private ownBaseChecked = false
 
   /**
    * Reads the log's last header: a resumed log, or a fork's seed, has one.
@@ -56,6 +59,7 @@ export class RequestConfig {
     private readonly options: Readonly<AgentOptions>,
     resumed: boolean,
   ) {
+    this.ownBase = Object.freeze(this.base())
     this.header = lastHeader(session)
     this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
     // R-LOOP-6 for a resumed log and a fork's seed alike (a fresh log has no header).
@@ -75,8 +79,13 @@ export class RequestConfig {
     return config
   }
 
-  /** The `agent/request` waterfall over `base()`: the listeners' config, unchecked (awaited by the caller). */
+  /**
+   * The `agent/request` waterfall over `base()`: the listeners' config,
+   * unchecked (awaited by the caller). With no listener, the agent's own
+   * frozen base config (which `settle` checks once).
+   */
   request(agent: Agent, turn: number, step: number, signal: AbortSignal): LlmCallConfig | Promise<LlmCallConfig> {
+    if (!this.checkpoints.heard('agent/request')) return this.ownBase
     const base = this.base()
     return this.checkpoints.waterfall('agent/request', [agent, turn, step, base, signal], () => base)
   }
@@ -87,8 +96,12 @@ export class RequestConfig {
    * (`NO_MODEL`).
    */
   settle(requested: unknown): RoutedConfig {
-    checkConfig(requested)
-    const config = this.restoreEffort(requested)
+    // The agent's own frozen base is checked once (its options cannot change).
+    if (requested !== this.ownBase || !this.ownBaseChecked) {
+      checkConfig(requested)
+      if (requested === this.ownBase) this.ownBaseChecked = true
+    }
+    const config = this.restoreEffort(requested as LlmCallConfig)
     if (!config.provider || !config.model) {
       throw new AgentError(
         'NO_MODEL',

@@ -32,11 +32,15 @@ import type { StepOutcome, StepState, TurnState } from './turn-state'
  * 5. `agent/post-step`, then `step/end`.
  *
  * A cancel unwinds (`TurnAborted`) and the turn's close finishes the step.
+ * The outcome is returned synchronously when nothing had to be awaited (a
+ * text answer with no `agent/step-result` or `agent/post-step` listener).
  */
-export async function acceptStep(host: TurnHost, state: TurnState, current: StepState, result: AssembledResponse): Promise<StepOutcome> {
-  const { env } = host
-  const { holder } = state
-  const { turn, step } = current
+export function acceptStep(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  result: AssembledResponse,
+): StepOutcome | Promise<StepOutcome> {
   const source = current.source!
   if (result.finishReason.kind === 'error' || result.finishReason.kind === 'aborted') {
     // A failed provider call still writes its one anchor, with empty content.
@@ -45,11 +49,27 @@ export async function acceptStep(host: TurnHost, state: TurnState, current: Step
     const failure = result.finishReason.failure ?? { code: 'ABORTED' as const, message: 'the provider aborted the call' }
     return { kind: 'failed', error: new LlmError(failure), failure }
   }
-
   const assembled = createAssistantMessage(result.content, { source })
+  if (host.checkpoints.heard('agent/step-result')) return acceptTransformed(host, state, current, result, assembled)
+  // Nobody transforms the answer: the anchor is the assembled message itself (built from the step's admitted chunks).
+  checkAborted(state.holder)
+  writeAnchor(host, current, assembled, result.usage, result.finishReason)
+  return afterAnchor(host, state, current)
+}
+
+/** `agent/step-result` over the assembled message, checked, then the anchor (a listener is heard). */
+async function acceptTransformed(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  result: AssembledResponse,
+  assembled: AssistantMessage,
+): Promise<StepOutcome> {
+  const { holder } = state
+  const source = current.source!
   let message: AssistantMessage
   try {
-    const transformed = host.checkpoints.waterfall('agent/step-result', [host.agent, turn, step, assembled, holder.signal], () => assembled)
+    const transformed = host.checkpoints.waterfall('agent/step-result', [host.agent, current.turn, current.step, assembled, holder.signal], () => assembled)
     message = transformed instanceof Promise ? await transformed : transformed
     checkAssistant(message)
   } catch (error) {
@@ -61,19 +81,36 @@ export async function acceptStep(host: TurnHost, state: TurnState, current: Step
   }
   checkAborted(holder)
   writeAnchor(host, current, message, result.usage, result.finishReason)
+  return afterAnchor(host, state, current)
+}
 
-  if (current.calls.length) {
-    current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder.signal)
-    await current.batch.run()
-    checkAborted(holder)
-  }
+/** After the anchor: the tool batch if the answer called tools, then the rest of the step (synchronous for a text answer nobody listens to). */
+function afterAnchor(host: TurnHost, state: TurnState, current: StepState): StepOutcome | Promise<StepOutcome> {
+  return current.calls.length ? runBatch(host, state, current) : settleStep(host, state, current)
+}
+
+async function runBatch(host: TurnHost, state: TurnState, current: StepState): Promise<StepOutcome> {
+  const { env } = host
+  const { holder } = state
+  const { turn, step } = current
+  current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder.signal)
+  await current.batch.run()
+  checkAborted(holder)
+  return settleStep(host, state, current)
+}
+
+/** The calls' contexts and deferred injections, the steering checkpoint, `agent/post-step` (awaited only when heard), `step/end`. */
+function settleStep(host: TurnHost, state: TurnState, current: StepState): StepOutcome | Promise<StepOutcome> {
   settleResults(host, current)
   claimSteering(host, current)
   stopDeferring(host, current)
+  if (!host.checkpoints.heard('agent/post-step')) return endStep(host, state, current)
+  const posted = host.checkpoints.serial('agent/post-step', [host.agent, current.turn, current.step, state.holder.signal])
+  return posted instanceof Promise ? posted.then(() => endStep(host, state, current)) : endStep(host, state, current)
+}
 
-  const posted = host.checkpoints.serial('agent/post-step', [host.agent, turn, step, holder.signal])
-  if (posted instanceof Promise) await posted
-  checkAborted(holder)
+function endStep(host: TurnHost, state: TurnState, current: StepState): StepOutcome {
+  checkAborted(state.holder)
   finishStep(host, current)
   return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }
 }

@@ -3,7 +3,7 @@ import type { PreparedCall, StreamRequest, UserMessage } from '@deepseek-ai/dsh-
 import { checkAborted } from './cancellation'
 import { checkEntered, pluginBug } from './decision-checks'
 import type { TurnHost } from './turn-host'
-import { StepState, type Proposal, type TurnState } from './turn-state'
+import { StepState, type Proposal, type ProposedEntry, type TurnState } from './turn-state'
 
 /** A step whose request is ready to leave: what `streamStep` dispatches. */
 export interface PreparedStep {
@@ -37,11 +37,14 @@ export interface PreparedStep {
 export async function prepareStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Promise<PreparedStep | undefined> {
   const { session, env } = host
   const { holder, turn } = state
-  const proposed = proposal.entries.map((entry) => entry.placed.message)
-  // Awaited only when someone listens: with no listener the checkpoint answers synchronously.
-  let decision: PreStepDecision | void | Promise<PreStepDecision | void> = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
-  if (decision instanceof Promise) decision = await decision
-  checkAborted(holder)
+  const proposed = proposedMessages(proposal)
+  // Dispatched and awaited only when someone listens: with no listener the batch is entered as proposed.
+  let decision: PreStepDecision | void | Promise<PreStepDecision | void> = undefined
+  if (host.checkpoints.heard('agent/pre-step')) {
+    decision = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
+    if (decision instanceof Promise) decision = await decision
+    checkAborted(holder)
+  }
   if (decision && decision.kind === 'reject') {
     host.inboxState.discard(proposal.steering)
     return undefined
@@ -61,8 +64,9 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
   const call = await requests.prepareCall(config, holder.signal)
   checkAborted(holder)
   requests.logHeader(call.config, context.system, context.tools)
-  if (env.durability === 'step') {
-    await host.flush()
+  const flushed = env.durability === 'step' ? host.flush() : undefined
+  if (flushed) {
+    await flushed
     checkAborted(holder)
   }
   current.source = { kind: 'model', provider: call.config.provider, model: call.config.model }
@@ -87,6 +91,17 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
   }
 }
 
+/** The proposed batch's messages (one shared empty array for an empty batch). */
+function proposedMessages(proposal: Proposal): readonly UserMessage[] {
+  const entries = proposal.entries
+  if (entries.length === 0) return NO_MESSAGES
+  const messages: UserMessage[] = []
+  for (let i = 0; i < entries.length; i++) messages.push(entries[i]!.placed.message)
+  return messages
+}
+
+const NO_MESSAGES: readonly UserMessage[] = Object.freeze([])
+
 /**
  * Opens the step and enters its batch: the step's state first (so an
  * `inject()` from a listener of `step/start` is deferred), `step/start`, the
@@ -101,12 +116,14 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
   state.step = current
   host.append('step/start', { turn, step })
   current.logged = true
-  const dropped = new Set<string>()
-  for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) dropped.add(message.id)
+  let dropped: Set<string> | undefined
+  for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) (dropped ??= new Set()).add(message.id)
+  const entries = proposal.entries
   for (const message of entered) {
-    const entry = proposal.entries.find((candidate) => candidate.placed.message === message)
+    let entry: ProposedEntry | undefined
+    for (let i = 0; i < entries.length && !entry; i++) if (entries[i]!.placed.message === message) entry = entries[i]
     if (!entry) host.append('user/message', { message })
-    else if (!(entry.type === 'steering/message' && dropped.has(entry.item ?? ''))) {
+    else if (!(entry.type === 'steering/message' && dropped?.has(entry.item ?? ''))) {
       host.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
     }
   }

@@ -13,18 +13,28 @@ import type { StepState, TurnState } from './turn-state'
  * reason (the agent's failure wins, then dispose, then a terminal stop, then
  * cancel, then the turn's own failure), the holder retired (`openTurn`
  * cleared), `turn/end`, `agent/error` (the turn's own failure, then the
- * agent's, each once), then the durability checkpoint (R-LOOP-5).
+ * agent's, each once), then the durability checkpoint (R-LOOP-5): the
+ * returned promise settles once the turn's flush did (a failed flush is
+ * reported, never rejected); `undefined` when there was nothing to flush.
  */
-export async function closeTurn(host: TurnHost, state: TurnState): Promise<void> {
+export function closeTurn(host: TurnHost, state: TurnState): Promise<void> | undefined {
   const step = state.step
   // A step the log never opened, or whose step/end was written or refused, is not closed again.
-  if (step && step.logged && !step.ended) {
-    try {
-      await closeInterruptedStep(host, state, step)
-    } catch (error) {
-      if (!host.failed.error) state.failure ??= { error, step: step.step }
-    }
+  if (step && step.logged && !step.ended) return closeWithStep(host, state, step)
+  return endTurn(host, state)
+}
+
+async function closeWithStep(host: TurnHost, state: TurnState, step: StepState): Promise<void> {
+  try {
+    await closeInterruptedStep(host, state, step)
+  } catch (error) {
+    if (!host.failed.error) state.failure ??= { error, step: step.step }
   }
+  await endTurn(host, state)
+}
+
+/** Everything of the close after the open step: steering, the end reason, `turn/end`, reports, the flush. */
+function endTurn(host: TurnHost, state: TurnState): Promise<void> | undefined {
   try {
     if (state.terminal !== undefined) host.inboxState.discardSteering()
     // A failed agent leaves leftover steering pending in the log, for a resume.
@@ -46,13 +56,21 @@ export async function closeTurn(host: TurnHost, state: TurnState): Promise<void>
     host.events.emit('agent/error', state.turn, state.failure.step, state.failure.error)
   }
   host.reportFailure(state.turn, state.failedStep)
-  try {
-    await host.flush()
-  } catch {
-    // The flush failed the agent (PERSISTENCE_FAILED): reported here unless the agent's failure was reported already.
-    host.reportFailure(state.turn, undefined)
+  const flushed = host.flush()
+  if (!flushed) {
+    if (state.terminal !== undefined) host.endTerminalWindow()
+    return undefined
   }
-  if (state.terminal !== undefined) host.endTerminalWindow()
+  return flushed.then(
+    () => {
+      if (state.terminal !== undefined) host.endTerminalWindow()
+    },
+    () => {
+      // The flush failed the agent (PERSISTENCE_FAILED): reported here unless the agent's failure was reported already.
+      host.reportFailure(state.turn, undefined)
+      if (state.terminal !== undefined) host.endTerminalWindow()
+    },
+  )
 }
 
 /**

@@ -60,8 +60,13 @@ export interface TurnHost extends LogWriter {
   readonly disposing: boolean
   readonly logger: Pick<ReturnType<Context['logger']>, 'warn'>
 
-  /** `ctx.sessions.flush(session)`; a rejection fails the agent (`PERSISTENCE_FAILED`) and rejects with the agent's failure. */
-  flush(): Promise<void>
+  /**
+   * `ctx.sessions.flush(session)`; a rejection fails the agent
+   * (`PERSISTENCE_FAILED`) and rejects with the agent's failure. `undefined`
+   * when there is nothing to flush (`ctx.sessions.flushes` is false): the
+   * caller goes on without waiting.
+   */
+  flush(): Promise<void> | undefined
   /**
    * Emits `agent/error (turn, step, failure)` for the agent's failure, once
    * for the agent's whole life; does nothing when the agent has not failed

@@ -51,7 +51,8 @@ export async function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): P
       state.failure = { error, step: state.step?.step }
     }
   }
-  await closeTurn(host, state)
+  const closed = closeTurn(host, state)
+  if (closed) await closed
 }
 
 /**
@@ -95,7 +96,8 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
     if (prepared) {
       let response = streamStep(host, state, prepared)
       if (response instanceof Promise) response = await response
-      outcome = await acceptStep(host, state, prepared.step, response)
+      const accepted = acceptStep(host, state, prepared.step, response)
+      outcome = accepted instanceof Promise ? await accepted : accepted
     }
     checkAborted(holder)
     if (outcome.kind === 'rejected') {
@@ -116,11 +118,7 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
     }
     state.priorFailures.length = 0
 
-    const fallback: ContinuationDecision =
-      outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering
-        ? { kind: 'continue' }
-        : { kind: 'stop', by: 'default' }
-    let decision = continuation(host, state, fallback)
+    let decision = continuation(host, state, outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering)
     if (decision instanceof Promise) decision = await decision
     checkAborted(holder)
     if (decision.kind === 'continue') {
@@ -133,9 +131,11 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
       state.end = { kind: 'stopped', by: decision.by }
       return
     }
-    const stopping = host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
-    if (stopping instanceof Promise) await stopping
-    checkAborted(holder)
+    if (host.checkpoints.heard('agent/turn-stopping')) {
+      const stopping = host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
+      if (stopping instanceof Promise) await stopping
+      checkAborted(holder)
+    }
     if (host.inboxState.hasSteering) {
       proposal = proposeSteering(host)
       continue
@@ -147,10 +147,13 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
 
 /**
  * The prompt policy waterfall for a claimed ordinary item (R-IN-2), checked.
- * Synchronous when nobody listens: the turn awaits only a real dispatch.
+ * Synchronous when nobody listens: the turn awaits only a real dispatch. With
+ * no listener the decision is the admitted item itself, validated and frozen
+ * at admission, so it is not checked again.
  */
 function promptPolicy(host: TurnHost, state: TurnState, item: AgentMessage): PromptDecision | Promise<PromptDecision> {
   const allow: PromptDecision = { kind: 'allow', content: item.content, additionalContexts: item.contexts }
+  if (!host.checkpoints.heard('agent/prompt-submit')) return allow
   const decision = host.checkpoints.waterfall('agent/prompt-submit', [host.agent, item.content, item.source, state.holder.signal], () => allow)
   return decision instanceof Promise ? decision.then(checkPromptDecision) : checkPromptDecision(decision)
 }
@@ -188,8 +191,17 @@ async function recover(
   )
 }
 
-/** `agent/turn-continuation` over the default decision, checked; synchronous when nobody listens. */
-function continuation(host: TurnHost, state: TurnState, fallback: ContinuationDecision): ContinuationDecision | Promise<ContinuationDecision> {
+const CONTINUE: ContinuationDecision = Object.freeze({ kind: 'continue' })
+const STOP: ContinuationDecision = Object.freeze({ kind: 'stop', by: 'default' })
+
+/**
+ * `agent/turn-continuation` over the default decision (`continue` when `more`),
+ * checked; synchronous when nobody listens, and then the default itself.
+ */
+function continuation(host: TurnHost, state: TurnState, more: boolean): ContinuationDecision | Promise<ContinuationDecision> {
+  if (!host.checkpoints.heard('agent/turn-continuation')) return more ? CONTINUE : STOP
+  // Listeners get a fresh default of their own.
+  const fallback: ContinuationDecision = more ? { kind: 'continue' } : { kind: 'stop', by: 'default' }
   const decision = host.checkpoints.waterfall('agent/turn-continuation', [host.agent, state.turn, fallback, state.holder.signal], () => fallback)
   return decision instanceof Promise ? decision.then(checkContinuation) : checkContinuation(decision)
 }

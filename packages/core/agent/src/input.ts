@@ -122,7 +122,19 @@ function diagnose(value: unknown, path: string, seen: Set<object>): unknown {
   }
 }
 
+/**
+ * The frozen content arrays `resolveAgentInput` built from a string (one text
+ * block). They are valid and frozen by construction, so admission does not
+ * walk and copy them again; nothing else can be in this set.
+ */
+const builtText = new WeakSet<readonly ContentBlock[]>()
+
 function checkContent(value: unknown, path: string): ContentBlock[] {
+  if (builtText.has(value as readonly ContentBlock[])) {
+    const block = (value as readonly ContentBlock[])[0] as { text: string }
+    if (block.text.trim() === '') invalid(`${path} is empty: an input needs at least one non-blank content block`)
+    return value as ContentBlock[]
+  }
   const problem = contentProblem(value, path)
   if (problem) invalid(problem)
   const blocks = value as ContentBlock[]
@@ -139,7 +151,13 @@ function requireNonEmpty(source: Record<string, unknown>, field: string): void {
   if (typeof source[field] !== 'string' || source[field] === '') invalid(`source.${field} must be a non-empty string`)
 }
 
+/** The default source of the helpers' input, shared and frozen (admitted as is). */
+const USER_SOURCE: MessageSource = Object.freeze({ kind: 'user' })
+/** The default metadata of the helpers' input, shared and frozen (admitted as is). */
+const NO_METADATA: JsonObject = Object.freeze({})
+
 function checkSource(value: unknown): MessageSource {
+  if (value === USER_SOURCE) return USER_SOURCE
   if (!isPlainObject(value) || typeof value.kind !== 'string' || value.kind === '') {
     invalid('source must be an object with a string `kind`')
   }
@@ -192,7 +210,7 @@ export function admitInput(input: ResolvedAgentInput, id: MessageId): AgentMessa
   if (input.target === 'next-step' && !input.wakeup && contexts.length > 0) {
     invalid('inject() (next-step without wakeup) takes no contexts: they would have no prompt to attach to')
   }
-  const metadata = copyJson(input.metadata, 'metadata') as JsonObject
+  const metadata = input.metadata === NO_METADATA ? NO_METADATA : (copyJson(input.metadata, 'metadata') as JsonObject)
   // Every part is a frozen copy already: freezing the record freezes it deeply.
   return Object.freeze({
     id,
@@ -212,22 +230,31 @@ export function admitInput(input: ResolvedAgentInput, id: MessageId): AgentMessa
  * `'separate'`, `metadata` to `{}`. A string becomes one text block.
  */
 export function resolveAgentInput(input: AgentInput, target: InboxTarget, wakeup: boolean): ResolvedAgentInput {
+  // The defaults are shared frozen values, and a string's content a frozen array built here:
+  // admission recognizes them and does not copy them again.
   if (typeof input === 'string') {
-    return { content: [{ type: 'text', text: input }], source: { kind: 'user' }, contexts: [], placement: 'separate', metadata: {}, target, wakeup }
+    return { content: textContent(input), source: USER_SOURCE, contexts: noContexts, placement: 'separate', metadata: NO_METADATA, target, wakeup }
   }
   if (Array.isArray(input)) {
-    return { content: input, source: { kind: 'user' }, contexts: [], placement: 'separate', metadata: {}, target, wakeup }
+    return { content: input, source: USER_SOURCE, contexts: noContexts, placement: 'separate', metadata: NO_METADATA, target, wakeup }
   }
   if (!isPlainObject(input)) invalid('input must be a string, an array of content blocks, or an object with `content`')
   const loose = input as Exclude<AgentInput, string | readonly ContentBlock[]>
-  const content = typeof loose.content === 'string' ? [{ type: 'text' as const, text: loose.content }] : loose.content
+  const content = typeof loose.content === 'string' ? textContent(loose.content) : loose.content
   return {
     content,
-    source: loose.source ?? { kind: 'user' },
-    contexts: loose.contexts ?? [],
+    source: loose.source ?? USER_SOURCE,
+    contexts: loose.contexts ?? noContexts,
     placement: loose.placement ?? 'separate',
-    metadata: loose.metadata ?? {},
+    metadata: loose.metadata ?? NO_METADATA,
     target,
     wakeup,
   }
+}
+
+/** One frozen text block, remembered as built here (see `builtText`). */
+function textContent(text: string): ContentBlock[] {
+  const content = Object.freeze([Object.freeze({ type: 'text' as const, text })]) as unknown as ContentBlock[]
+  builtText.add(content)
+  return content
 }

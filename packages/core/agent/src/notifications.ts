@@ -1,4 +1,4 @@
-import { containedEmitter, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { containedEmitter, heard, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import type { Context, Events } from './cordis'
 import type { Agent } from './types'
 
@@ -33,9 +33,12 @@ export function agentEvents(ctx: Context, agent: Agent): AgentEventEmitter {
   const logger = ctx.logger('dsh-agent')
   const onError = (error: unknown) => logger.warn(error)
   const emitter = containedEmitter(ctx)
+  const events = emitter.events
   return {
     filter,
     emit(name, ...args) {
+      // Several notifications per turn (status, inbox) usually have no listener: no argument list is built for them.
+      if (!heard(events, name)) return
       emitter.emit(filter, name, [agent, ...args], onError)
     },
   }

@@ -137,6 +137,18 @@ export class SessionStore extends Service {
   }
 
   /**
+   * Whether `flush(session)` has anything to do: it would dispatch
+   * `session/flush` (a persistence backend listens) or reject (a session of
+   * another store, or `PERSISTENCE_DETACHED`). When it answers false, `flush`
+   * would resolve at once and do nothing, so a caller that flushes on a hot
+   * path (the agent loop, several times per turn) may skip the call and its
+   * promise. Synchronous; it never throws and changes nothing.
+   */
+  flushes(session: Session): boolean {
+    return this.registry.flushes(session)
+  }
+
+  /**
    * For persistence backends: records that the caller persists `session`
    * (`holder` names it in messages, e.g. `dsh-session-jsonl`) until the
    * returned function is called (calling it twice is harmless). A backend

@@ -172,6 +172,19 @@ export class SessionRegistry {
     return detached === undefined ? RESOLVED : Promise.reject(detached)
   }
 
+  /**
+   * Whether `flush(session)` has anything to do: it would dispatch
+   * `session/flush` (a persistence listener is mounted), or reject (a
+   * session of another store, or one whose backend was unplugged while it
+   * lives). False means `flush` would answer a resolved promise and do
+   * nothing, so a caller on a hot path may skip it.
+   */
+  flushes(session: Session): boolean {
+    if (!(session instanceof SessionLog) || session.home !== this.home) return true
+    if (session.stage !== 'live') return false
+    return heard(this.events, 'session/flush') || this.detachedProblem(session) !== undefined
+  }
+
   private async dispatchFlush(log: SessionLog): Promise<void> {
     try {
       await this.events.parallel(log.filter, 'session/flush', log)
