@@ -72,6 +72,24 @@ describe('deferred contexts', () => {
     expect(result.contexts).toEqual([])
   })
 
+  it('the run context is frozen, names the call, and its deferContext and signal work detached', async () => {
+    const root = await mountTools()
+    const agent = fakeAgent(root, 'a')
+    const controller = new AbortController()
+    let seen: { frozen: boolean; callId: string; name: string; agentIs: boolean; aborted: boolean } | undefined
+    root.tools.register(
+      echoTool('open', (_args, run) => {
+        const { deferContext, signal } = run
+        deferContext({ label: 'detached', content: 'x' })
+        seen = { frozen: Object.isFrozen(run), callId: run.callId, name: run.name, agentIs: run.agent === agent, aborted: signal.aborted }
+        return 'ok'
+      }),
+    )
+    const result = await root.tools.execute(call('open', {}, 'c7'), { agent, signal: controller.signal })
+    expect(seen).toEqual({ frozen: true, callId: 'c7', name: 'open', agentIs: true, aborted: false })
+    expect(result.contexts).toEqual([{ label: 'detached', content: [{ type: 'text', text: 'x' }] }])
+  })
+
   it('a deferContext after the body settled throws CALL_SETTLED and is dropped', async () => {
     const root = await mountTools()
     let kept: ToolRunContext | undefined
