@@ -1,41 +1,26 @@
 import {
-  abortedFinish,
   errorFinish,
-  jsonRequestBody,
-  lookUpApiKey,
-  preflightCall,
+  eventPayload,
+  HttpProviderAdapter,
   readEventBody,
-  redactedStream,
-  streamExchange,
-  toLlmFailure,
-  type ApiKeyLookup,
+  SNIPPET_CHARS,
+  withRequestId,
   type GenerateOptions,
+  type HttpAdapterOptions,
   type HttpExchange,
-  type LlmAdapter,
   type LlmFailure,
-  type ModelInfo,
+  type ProviderRequest,
   type StreamChunk,
 } from '@deepseek-ai/dsh-llm'
 import { createParser } from 'eventsource-parser'
 import type { PresetName, ProviderConfig } from './config'
 import { httpFailure, streamErrorFailure, type FailureContext } from './failures'
 import { apiKeyProblem, resolveProvider, type ResolvedProvider } from './provider'
-import { Secrets } from './redact'
 import { requestBody } from './request-body'
 import { StreamDecoder } from './stream-decoder'
 
-/** Construction options that are not configuration. */
-export interface OpenAiAdapterOptions {
-  /** The clock used to turn a `retry-after` HTTP date into milliseconds. Defaults to `Date.now`. */
-  now?: () => number
-  /** Where `apiKeyEnv` is looked up, at each call. Defaults to `process.env`. */
-  env?: Readonly<Record<string, string | undefined>>
-}
-
-/** How much of a malformed payload a failure message quotes. */
-const maxSnippet = 200
-
-const withRequestId = (requestId: string | undefined) => (requestId ? { requestId } : {})
+/** Construction options that are not configuration (`now` for `retry-after` dates, `env` for `apiKeyEnv`). */
+export type OpenAiAdapterOptions = HttpAdapterOptions
 
 /**
  * An `LlmAdapter` for one OpenAI-compatible chat-completions endpoint
@@ -54,130 +39,43 @@ const withRequestId = (requestId: string | undefined) => (requestId ? { requestI
  * exact key and credential header values, even split across deltas (see
  * `ContentRedactor`); `resolveModel` answers are redacted too.
  */
-export class OpenAiAdapter implements LlmAdapter {
-  /** The provider configuration with preset and defaults applied. */
-  readonly config: ResolvedProvider
-  private readonly now: () => number
-  private readonly env: Readonly<Record<string, string | undefined>>
-
+export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
   /** Throws `OpenAiConfigError` when the configuration cannot work. */
   constructor(provider: ProviderConfig | PresetName, options: OpenAiAdapterOptions = {}) {
-    this.config = resolveProvider(provider)
-    this.now = options.now ?? Date.now
-    this.env = options.env ?? process.env
+    super(resolveProvider(provider), options)
   }
 
-  /** The provider name this adapter is registered under. */
-  get provider(): string {
-    return this.config.name
+  protected keyProblem(key: string): string | undefined {
+    return apiKeyProblem(key)
   }
 
-  /** The model used when a call's `model` is empty. */
-  get defaultModel(): string | undefined {
-    return this.config.defaultModel
+  protected body(options: GenerateOptions, model: string): unknown {
+    return requestBody(options, model, this.config.models[model], this.config)
   }
 
-  /**
-   * The configured capabilities of `model`; a model that is not configured
-   * reports only its id. Its strings are redacted like failure messages.
-   */
-  resolveModel(model: string): ModelInfo {
-    const name = model || this.config.defaultModel || model
-    const secrets = new Secrets(this.apiKey().key, this.config.headers)
-    const caps = this.config.models[name]
-    const info: ModelInfo = { id: secrets.redact(name) }
-    if (!caps) return info
-    if (caps.contextWindow !== undefined) info.contextWindow = caps.contextWindow
-    if (caps.maxOutputTokens !== undefined) info.maxOutputTokens = caps.maxOutputTokens
-    if (caps.reasoningEfforts?.length) info.reasoningEfforts = caps.reasoningEfforts.map((effort) => secrets.redact(effort))
-    if (caps.defaultReasoningEffort !== undefined) info.defaultReasoningEffort = secrets.redact(caps.defaultReasoningEffort)
-    return info
-  }
-
-  /** Streams one model call. An arrow property, so it works detached from the instance. */
-  readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
-
-  /** The call's key and where it comes from (dsh-llm's `lookUpApiKey`, with this adapter's key check). */
-  private apiKey(): ApiKeyLookup {
-    return lookUpApiKey(this.config, this.provider, this.env, apiKeyProblem)
-  }
-
-  /**
-   * The call as the consumer sees it: the exchange's chunks through dsh-llm's
-   * `redactedStream` (model output and failures redacted, held-back output
-   * released before the usage and the finish, a stray throw turned into a
-   * redacted `UNKNOWN` finish).
-   */
-  private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
-    const { signal } = options
-    if (signal?.aborted) {
-      yield abortedFinish()
-      return
+  /** `POST <baseUrl>/chat/completions` with the key as a `Bearer` token. */
+  protected request(key: string | undefined): ProviderRequest {
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...this.config.headers,
     }
-    const key = this.apiKey()
-    const secrets = new Secrets(key.key, this.config.headers)
-    yield* redactedStream(this.exchange(options, key, secrets), secrets, signal, this.provider)
+    return { url: `${this.config.baseUrl}/chat/completions`, headers, requestIdHeaders: ['x-request-id'] }
   }
 
-  /** One HTTP exchange with the provider, yielding raw (unredacted) chunks and exactly one finish. */
-  private async *exchange(
-    options: GenerateOptions,
-    key: ApiKeyLookup,
-    secrets: Secrets,
-  ): AsyncGenerator<StreamChunk, void, undefined> {
-    const provider = this.provider
-    // A configuration error, not a network one: no retry would fix it, and nothing is sent.
-    const call = preflightCall(provider, options.model || this.config.defaultModel, key)
-    if (!call.ok) {
-      yield errorFinish(call.failure)
-      return
-    }
-    const { model } = call
-    const context: FailureContext = {
-      provider,
-      model,
-      baseUrl: this.config.baseUrl,
-      secrets,
-      apiKeySource: key.source,
-      now: this.now,
-    }
-    const encoded = jsonRequestBody(provider, () => requestBody(options, model, this.config.models[model], this.config))
-    if (!encoded.ok) {
-      yield errorFinish(encoded.failure)
-      return
-    }
-    yield* streamExchange({
-      signal: options.signal,
-      provider,
-      deadlines: this.config,
-      secrets,
-      url: `${this.config.baseUrl}/chat/completions`,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        ...(key.key ? { authorization: `Bearer ${key.key}` } : {}),
-        ...this.config.headers,
-      },
-      body: encoded.body,
-      requestIdHeaders: ['x-request-id'],
-      answerFailure: (response, text, requestId) =>
-        response.ok ? jsonAnswerFailure(text, requestId, context) : httpFailure(response.status, response.headers, text, context),
-      events: (response, exchange, requestId) => this.events(response, exchange, requestId, context),
-    })
+  protected answerFailure(response: Response, text: string, requestId: string | undefined, context: FailureContext): LlmFailure {
+    return response.ok ? jsonAnswerFailure(text, requestId, context) : httpFailure(response.status, response.headers, text, context)
   }
 
   /** Reads the event stream of a successful response and yields its chunks, then exactly one finish. */
-  private async *events(
+  protected async *events(
     response: Response,
     exchange: HttpExchange,
     requestId: string | undefined,
     context: FailureContext,
   ): AsyncGenerator<StreamChunk, void, undefined> {
     const { provider, secrets } = context
-    if (!response.body) {
-      yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${provider} answered without a body`, ...withRequestId(requestId) })
-      return
-    }
     const decoder = new StreamDecoder(provider)
     const out: StreamChunk[] = []
     let done = false
@@ -190,18 +88,12 @@ export class OpenAiAdapter implements LlmAdapter {
           done = true
           return
         }
-        let payload: unknown
-        try {
-          payload = JSON.parse(event.data)
-        } catch {
-          broken = {
-            code: 'MALFORMED_STREAM',
-            message: `${provider} sent stream data that is not JSON: ${JSON.stringify(secrets.excerpt(event.data, maxSnippet))}`,
-            ...withRequestId(requestId),
-          }
+        const parsed = eventPayload(event.data, provider, secrets, requestId)
+        if (!parsed.ok) {
+          broken = parsed.failure
           return
         }
-        const result = decoder.push(payload, out)
+        const result = decoder.push(parsed.payload, out)
         if (result?.kind === 'error') broken = streamErrorFailure(result.payload, requestId, context)
         else if (result?.kind === 'malformed') broken = { code: 'MALFORMED_STREAM', message: result.message, ...withRequestId(requestId) }
       },
@@ -218,7 +110,7 @@ export class OpenAiAdapter implements LlmAdapter {
         return done || broken !== undefined
       },
     }
-    if (yield* readEventBody(response.body, exchange, sink, out, secrets, requestId)) return
+    if (yield* readEventBody(response, exchange, sink, out, secrets, requestId)) return
 
     if (broken) {
       const usage = decoder.usageChunk()
@@ -233,7 +125,7 @@ export class OpenAiAdapter implements LlmAdapter {
     }
     const hint =
       foreign !== undefined
-        ? `; it sent lines that are not server-sent events, first ${JSON.stringify(secrets.excerpt(foreign, maxSnippet))}`
+        ? `; it sent lines that are not server-sent events, first ${JSON.stringify(secrets.excerpt(foreign, SNIPPET_CHARS))}`
         : ''
     yield errorFinish(
       end.produced
@@ -267,7 +159,7 @@ function jsonAnswerFailure(text: string, requestId: string | undefined, context:
   if (error !== undefined && error !== null) return streamErrorFailure(parsed, requestId, context)
   return {
     code: 'MALFORMED_STREAM',
-    message: `${context.provider} answered with JSON instead of an event stream; check that the server supports streaming chat completions (body starts ${JSON.stringify(context.secrets.excerpt(text, maxSnippet))})`,
+    message: `${context.provider} answered with JSON instead of an event stream; check that the server supports streaming chat completions (body starts ${JSON.stringify(context.secrets.excerpt(text, SNIPPET_CHARS))})`,
     ...withRequestId(requestId),
   }
 }

@@ -56,7 +56,21 @@ export { apiKeyCharacterProblem, codePointLabel, lookUpApiKey, preflightCall } f
 export type { ApiKeyCharacterProblem, ApiKeyLookup, ApiKeySettings, CallPreflight } from './http/api-key'
 export { definedFields, HTTP_HEADER_NAME, headerValueProblem, parseBaseUrl } from './http/endpoint'
 export type { BaseUrlCheck } from './http/endpoint'
-export { abortedFinish, errorFinish, jsonRequestBody, readEventBody, redactedStream, streamExchange } from './http/stream-exchange'
+export { modelInfoOf } from './http/model-info'
+export { HttpProviderAdapter } from './http/provider-adapter'
+export type { HttpAdapterOptions, HttpProviderSettings, ProviderRequest } from './http/provider-adapter'
+export type { ModelCapabilities } from './http/model-info'
+export {
+  abortedFinish,
+  errorFinish,
+  eventPayload,
+  jsonRequestBody,
+  readEventBody,
+  redactedStream,
+  SNIPPET_CHARS,
+  streamExchange,
+  withRequestId,
+} from './http/stream-exchange'
 export type { EventBodySink, StreamingPost } from './http/stream-exchange'
 
 // The service

@@ -1,5 +1,7 @@
 import {
+  eventPayload,
   HttpExchange,
+  modelInfoOf,
   readEventBody,
   redactedStream,
   Secrets,
@@ -63,7 +65,7 @@ async function* lines(response: Response, exchange: HttpExchange, requestId: str
       return stopped
     },
   }
-  if (yield* readEventBody(response.body!, exchange, sink, out, secrets, requestId)) return
+  if (yield* readEventBody(response, exchange, sink, out, secrets, requestId)) return
   yield { type: 'finish', reason: { kind: 'stop' } }
 }
 
@@ -207,6 +209,16 @@ describe('redactedStream over a real exchange', () => {
     ])
   })
 
+  it('a signal aborted before the call is one aborted finish, and the raw stream never starts', async () => {
+    let started = false
+    async function* raw(): AsyncGenerator<StreamChunk> {
+      started = true
+      yield { type: 'finish', reason: { kind: 'stop' } }
+    }
+    const chunks = await collect(redactedStream(raw(), secrets, AbortSignal.abort(), 'local'))
+    expect({ chunks, started }).toEqual({ chunks: [{ type: 'finish', reason: { kind: 'aborted' } }], started: false })
+  })
+
   it('a transport failure whose cause quotes the key is redacted', () => {
     const exchange = new HttpExchange(undefined, 'local', generous)
     const error = new TypeError('fetch failed', { cause: Object.assign(new Error(`proxy said ${key}`), { code: 'ECONNRESET' }) })
@@ -215,5 +227,39 @@ describe('redactedStream over a real exchange', () => {
       { code: 'TRANSPORT', message: 'the connection to local broke mid-stream: fetch failed: ECONNRESET proxy said [redacted]', requestId: 'req_1' },
     ])
     exchange.close()
+  })
+})
+
+describe('event bodies', () => {
+  it('an answer without a body ends the call with EMPTY_RESPONSE', async () => {
+    const exchange = new HttpExchange(undefined, 'local', generous)
+    const sink = { feed() {}, end() {}, stopped: false }
+    const body = readEventBody(new Response(null, { status: 200 }), exchange, sink, [], secrets, 'req_9')
+    const first = await body.next()
+    const last = await body.next()
+    exchange.close()
+    expect([first, last]).toEqual([
+      { done: false, value: errorFinish({ code: 'EMPTY_RESPONSE', message: 'local answered without a body', requestId: 'req_9' }) },
+      { done: true, value: true },
+    ])
+  })
+
+  it('event data that is not JSON is MALFORMED_STREAM quoting its redacted start', () => {
+    expect([eventPayload('{"a":1}', 'local', secrets, undefined), eventPayload(`oops ${key}`, 'local', secrets, 'req_1')]).toEqual([
+      { ok: true, payload: { a: 1 } },
+      { ok: false, failure: { code: 'MALFORMED_STREAM', message: 'local sent stream data that is not JSON: "oops [redacted]"', requestId: 'req_1' } },
+    ])
+  })
+})
+
+describe('modelInfoOf', () => {
+  it('reports the configured capabilities, redacted, in fresh arrays; an unconfigured model only its id', () => {
+    const caps = { contextWindow: 1_000, maxOutputTokens: 100, reasoningEfforts: ['low', `x-${key}`], defaultReasoningEffort: 'low' }
+    const info = modelInfoOf('m1', caps, secrets)
+    expect([info, modelInfoOf(`m-${key}`, undefined, secrets), info.reasoningEfforts === caps.reasoningEfforts]).toEqual([
+      { id: 'm1', contextWindow: 1_000, maxOutputTokens: 100, reasoningEfforts: ['low', 'x-[redacted]'], defaultReasoningEffort: 'low' },
+      { id: 'm-[redacted]' },
+      false,
+    ])
   })
 })

@@ -57,12 +57,12 @@ export class HttpExchange {
 
   /**
    * @param caller the call's own signal; its abort is the caller's, not a failure.
-   * @param provider the provider name failure messages use.
+   * @param provider the provider name failure messages use (readable, for the adapter's own messages).
    * @param deadlines the two deadlines (any object with both fields, e.g. a resolved provider config).
    */
   constructor(
     private readonly caller: AbortSignal | undefined,
-    private readonly provider: string,
+    readonly provider: string,
     private readonly deadlines: HttpDeadlines,
   ) {
     caller?.addEventListener('abort', this.onAbort, { once: true })

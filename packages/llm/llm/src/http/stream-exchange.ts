@@ -99,23 +99,31 @@ export interface EventBodySink {
   readonly stopped: boolean
 }
 
+/** `{ requestId }` when there is one, for spreading into a failure. */
+export const withRequestId = (requestId: string | undefined): { requestId?: string } => (requestId ? { requestId } : {})
+
 /**
- * Reads an event-stream body under the exchange's idle deadline, feeding the
- * decoded text to `sink` and yielding, after each read, the chunks the sink
- * pushed to `out` (then emptying it). Stops when the sink is stopped or the
- * body ends. Returns `true` when a read failed: the failure (or the caller's
- * abort) has then been yielded as the finish and the adapter must yield
+ * Reads an event-stream answer's body under the exchange's idle deadline,
+ * feeding the decoded text to `sink` and yielding, after each read, the chunks
+ * the sink pushed to `out` (then emptying it). Stops when the sink is stopped
+ * or the body ends. Returns `true` when the call already ended: an answer
+ * without a body (`EMPTY_RESPONSE`) or a failed read (the failure, or the
+ * caller's abort) has been yielded as the finish, and the adapter must yield
  * nothing more; `false` when the adapter still owes the finish.
  */
 export async function* readEventBody(
-  body: ReadableStream<Uint8Array>,
+  response: Response,
   exchange: HttpExchange,
   sink: EventBodySink,
   out: StreamChunk[],
   secrets: Secrets,
   requestId: string | undefined,
 ): AsyncGenerator<StreamChunk, boolean, undefined> {
-  const reader = body.getReader()
+  if (!response.body) {
+    yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${exchange.provider} answered without a body`, ...withRequestId(requestId) })
+    return true
+  }
+  const reader = response.body.getReader()
   const text = new TextDecoder()
   let eof = false
   while (!sink.stopped && !eof) {
@@ -138,9 +146,31 @@ export async function* readEventBody(
   return false
 }
 
+/** How much of a malformed payload a failure message quotes. */
+export const SNIPPET_CHARS = 200
+
 /**
- * The call as the consumer sees it: `raw`'s chunks with model output
- * redacted across delta boundaries (`ContentRedactor`), failures redacted
+ * Parses one event's `data` as JSON. Data that is not JSON is a
+ * `MALFORMED_STREAM` failure quoting its start, redacted.
+ */
+export function eventPayload(
+  data: string,
+  provider: string,
+  secrets: Secrets,
+  requestId: string | undefined,
+): { ok: true; payload: unknown } | { ok: false; failure: LlmFailure } {
+  try {
+    return { ok: true, payload: JSON.parse(data) }
+  } catch {
+    const message = `${provider} sent stream data that is not JSON: ${JSON.stringify(secrets.excerpt(data, SNIPPET_CHARS))}`
+    return { ok: false, failure: { code: 'MALFORMED_STREAM', message, ...withRequestId(requestId) } }
+  }
+}
+
+/**
+ * The call as the consumer sees it: an `aborted` finish alone when `signal`
+ * was aborted before the call (`raw` is then never started), otherwise
+ * `raw`'s chunks with model output redacted across delta boundaries (`ContentRedactor`), failures redacted
  * (`Secrets.failure`), held-back output released before the usage and the
  * finish, opaque `redacted-reasoning-delta` state passed byte for byte, and
  * anything `raw` throws turned into a redacted `UNKNOWN` finish (or an
@@ -153,6 +183,10 @@ export async function* redactedStream(
   signal: AbortSignal | undefined,
   provider: string,
 ): AsyncGenerator<StreamChunk, void, undefined> {
+  if (signal?.aborted) {
+    yield abortedFinish()
+    return
+  }
   const content = new ContentRedactor(secrets)
   try {
     for await (const chunk of raw) {

@@ -1,0 +1,142 @@
+import type { GenerateOptions, LlmAdapter, ModelInfo } from '../adapter'
+import type { LlmFailure } from '../failure'
+import { Secrets } from '../redact'
+import type { StreamChunk } from '../stream'
+import { lookUpApiKey, preflightCall, type ApiKeyLookup, type ApiKeySettings } from './api-key'
+import type { HttpDeadlines, HttpExchange } from './exchange'
+import type { HttpFailureContext } from './http-failure'
+import { modelInfoOf, type ModelCapabilities } from './model-info'
+import { errorFinish, jsonRequestBody, redactedStream, streamExchange } from './stream-exchange'
+
+/** Construction options of an HTTP adapter that are not configuration. */
+export interface HttpAdapterOptions {
+  /** The clock used to turn a `retry-after` HTTP date into milliseconds. Defaults to `Date.now`. */
+  now?: () => number
+  /** Where `apiKeyEnv` is looked up, at each call. Defaults to `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>
+}
+
+/** What `HttpProviderAdapter` reads of an adapter's resolved provider config. */
+export interface HttpProviderSettings extends ApiKeySettings, HttpDeadlines {
+  /** The provider name calls use. */
+  readonly name: string
+  /** The API root, without a trailing slash or userinfo. */
+  readonly baseUrl: string
+  /** The model used when a call names none. */
+  readonly defaultModel?: string
+  readonly models: Readonly<Record<string, ModelCapabilities>>
+  /** Extra headers sent with every request; the credential-looking ones are redacted from output. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** Where one call goes and how: the provider's endpoint, its headers (the key in the provider's own header) and its request id headers. */
+export interface ProviderRequest {
+  url: string
+  headers: Record<string, string>
+  requestIdHeaders: readonly string[]
+}
+
+/**
+ * The part of an `LlmAdapter` that every HTTP provider adapter shares: the
+ * registration getters, `resolveModel`, and `stream`, which looks up the API
+ * key, refuses a call that cannot be sent (`preflightCall`), encodes the body
+ * (`jsonRequestBody`), runs one `streamExchange` and passes everything through
+ * `redactedStream`. A subclass supplies only its provider's differences: the
+ * body, the endpoint and headers, how an error answer is classified, and how
+ * its event stream turns into chunks.
+ *
+ * Contract (the adapters' own): `stream` never throws for anything the
+ * provider or the network does; every failure arrives as the final `finish`
+ * chunk of kind `error`, the caller's abort as `{ kind: 'aborted' }`, and
+ * nothing yielded carries a credential.
+ */
+export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings> implements LlmAdapter {
+  /** The provider configuration with preset and defaults applied. */
+  readonly config: Settings
+  protected readonly now: () => number
+  protected readonly env: Readonly<Record<string, string | undefined>>
+
+  protected constructor(config: Settings, options: HttpAdapterOptions = {}) {
+    this.config = config
+    this.now = options.now ?? Date.now
+    this.env = options.env ?? process.env
+  }
+
+  /** The provider name this adapter is registered under. */
+  get provider(): string {
+    return this.config.name
+  }
+
+  /** The model used when a call's `model` is empty. */
+  get defaultModel(): string | undefined {
+    return this.config.defaultModel
+  }
+
+  /** The configured capabilities of `model` (a model that is not configured reports only its id), redacted like failure messages. */
+  resolveModel(model: string): ModelInfo {
+    const name = model || this.config.defaultModel || model
+    return modelInfoOf(name, this.config.models[name], new Secrets(this.apiKey().key, this.config.headers))
+  }
+
+  /** Streams one model call. An arrow property, so it works detached from the instance. */
+  readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
+
+  /** Why a key from the environment cannot be sent in a header, as a phrase; `undefined` when it can. */
+  protected abstract keyProblem(key: string): string | undefined
+
+  /** The request body of one call as a JSON value; may throw an `LlmError` to refuse content it cannot map. */
+  protected abstract body(options: GenerateOptions, model: string): unknown
+
+  /** The endpoint, headers and request id headers of a call with this key. */
+  protected abstract request(key: string | undefined): ProviderRequest
+
+  /** The failure of an answer that is not an event stream (a non-2xx status, or a 2xx with a JSON body). */
+  protected abstract answerFailure(response: Response, text: string, requestId: string | undefined, context: HttpFailureContext): LlmFailure
+
+  /** The chunks of an event-stream answer, ending with exactly one finish. */
+  protected abstract events(
+    response: Response,
+    exchange: HttpExchange,
+    requestId: string | undefined,
+    context: HttpFailureContext,
+  ): AsyncIterable<StreamChunk>
+
+  /** The call's key and where it comes from (`lookUpApiKey` with this adapter's `keyProblem`). */
+  protected apiKey(): ApiKeyLookup {
+    return lookUpApiKey(this.config, this.provider, this.env, (key) => this.keyProblem(key))
+  }
+
+  private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
+    const key = this.apiKey()
+    const secrets = new Secrets(key.key, this.config.headers)
+    yield* redactedStream(this.exchange(options, key, secrets), secrets, options.signal, this.provider)
+  }
+
+  /** One HTTP exchange with the provider, yielding raw (unredacted) chunks and exactly one finish. */
+  private async *exchange(options: GenerateOptions, key: ApiKeyLookup, secrets: Secrets): AsyncGenerator<StreamChunk, void, undefined> {
+    const provider = this.provider
+    // A configuration error, not a network one: no retry would fix it, and nothing is sent.
+    const call = preflightCall(provider, options.model || this.config.defaultModel, key)
+    if (!call.ok) {
+      yield errorFinish(call.failure)
+      return
+    }
+    const { model } = call
+    const context: HttpFailureContext = { provider, model, baseUrl: this.config.baseUrl, secrets, apiKeySource: key.source, now: this.now }
+    const encoded = jsonRequestBody(provider, () => this.body(options, model))
+    if (!encoded.ok) {
+      yield errorFinish(encoded.failure)
+      return
+    }
+    yield* streamExchange({
+      ...this.request(key.key),
+      signal: options.signal,
+      provider,
+      deadlines: this.config,
+      secrets,
+      body: encoded.body,
+      answerFailure: (response, text, requestId) => this.answerFailure(response, text, requestId, context),
+      events: (response, exchange, requestId) => this.events(response, exchange, requestId, context),
+    })
+  }
+}

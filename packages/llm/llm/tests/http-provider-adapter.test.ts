@@ -1,0 +1,114 @@
+import {
+  classifyHttpFailure,
+  createUserMessage,
+  HttpProviderAdapter,
+  readEventBody,
+  type GenerateOptions,
+  type HttpExchange,
+  type HttpFailureContext,
+  type HttpProviderSettings,
+  type LlmFailure,
+  type ProviderRequest,
+  type StreamChunk,
+} from '@deepseek-ai/dsh-llm'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { collect } from './helpers'
+import { LocalServer } from './http-server'
+
+const key = 'sk-adapter-test-key-0123456789abcdef'
+
+/** The smallest HTTP adapter: a JSON body `{ model, text }`, the key as `x-key`, one text delta per `data:` line. */
+class LineAdapter extends HttpProviderAdapter<HttpProviderSettings> {
+  constructor(settings: Partial<HttpProviderSettings> & { baseUrl: string }, env: Record<string, string | undefined> = {}) {
+    super({ name: 'lines', models: {}, headers: {}, requestTimeoutMs: 20_000, idleTimeoutMs: 20_000, ...settings }, { env })
+  }
+
+  protected keyProblem(k: string): string | undefined {
+    return k.includes(' ') ? 'contains a space' : undefined
+  }
+
+  protected body(options: GenerateOptions, model: string): unknown {
+    return { model, text: options.messages.map((m) => (m.role === 'user' ? m.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : '')).join('\n') }
+  }
+
+  protected request(k: string | undefined): ProviderRequest {
+    return { url: `${this.config.baseUrl}/lines`, headers: { 'content-type': 'application/json', ...(k ? { 'x-key': k } : {}) }, requestIdHeaders: ['x-request-id'] }
+  }
+
+  protected answerFailure(response: Response, text: string, _requestId: string | undefined, context: HttpFailureContext): LlmFailure {
+    return classifyHttpFailure(response.status, response.headers, text, context, { readError: () => undefined, requestIdHeaders: ['x-request-id'], contextOverflow: /too long/, billingAdvice: '.' })
+  }
+
+  protected async *events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: HttpFailureContext): AsyncGenerator<StreamChunk> {
+    const out: StreamChunk[] = []
+    let pending = ''
+    const sink = {
+      feed: (text: string) => {
+        pending += text
+        const lines = pending.split('\n')
+        pending = lines.pop()!
+        for (const line of lines) if (line.startsWith('data: ')) out.push({ type: 'text-delta', index: 0, text: line.slice(6) })
+      },
+      end: () => {},
+      stopped: false,
+    }
+    if (yield* readEventBody(response, exchange, sink, out, context.secrets, requestId)) return
+    yield { type: 'finish', reason: { kind: 'stop' } }
+  }
+}
+
+let server: LocalServer
+beforeEach(async () => {
+  server = await LocalServer.start()
+})
+afterEach(async () => {
+  await server.stop()
+})
+
+const call = (model = 'm1'): GenerateOptions => ({ provider: 'lines', model, messages: [createUserMessage('hi')] })
+
+describe('HttpProviderAdapter', () => {
+  it('posts the body with the key from the environment, read at each call, and streams the answer redacted', async () => {
+    const env: Record<string, string | undefined> = {}
+    const adapter = new LineAdapter({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY' }, env)
+    const seen: (string | undefined)[] = []
+    server.answer((req, res) => {
+      seen.push(req.headers['x-key'] as string | undefined)
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end(`data: hello\ndata: your key is ${req.headers['x-key']}\n`)
+    })
+    const unset = await collect(adapter.stream(call()))
+    env.LINES_KEY = `  ${key}  `
+    const answered = await collect(adapter.stream(call()))
+    expect({ unset, answered, seen, bodies: server.bodies }).toEqual({
+      unset: [{ type: 'finish', reason: { kind: 'error', failure: { code: 'AUTH', message: 'the LINES_KEY environment variable is not set; export the API key for provider "lines" there, or configure apiKey' } } }],
+      answered: [
+        { type: 'text-delta', index: 0, text: 'hello' },
+        { type: 'text-delta', index: 0, text: 'your key is [redacted]' },
+        { type: 'finish', reason: { kind: 'stop' } },
+      ],
+      seen: [key],
+      bodies: ['{"model":"m1","text":"hi"}'],
+    })
+  })
+
+  it('refuses without sending: no model and no default; a key from the environment the adapter rejects', async () => {
+    const adapter = new LineAdapter({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY' }, { LINES_KEY: 'sk bad' })
+    const keyless = new LineAdapter({ baseUrl: server.url })
+    expect([await collect(keyless.stream(call(''))), await collect(adapter.stream(call()))]).toEqual([
+      [{ type: 'finish', reason: { kind: 'error', failure: { code: 'INVALID_CONFIG', message: 'no model given for provider "lines", and it has no defaultModel' } } }],
+      [{ type: 'finish', reason: { kind: 'error', failure: { code: 'INVALID_CONFIG', message: 'the API key in the LINES_KEY environment variable contains a space' } } }],
+    ])
+    expect(server.bodies).toEqual([])
+  })
+
+  it('classifies an error answer and names the key source; resolveModel reports the configured model, redacted', async () => {
+    const adapter = new LineAdapter({ baseUrl: server.url, apiKey: key, defaultModel: 'm1', models: { m1: { contextWindow: 8_000, reasoningEfforts: ['low'] } } })
+    server.answer((_req, res) => void res.writeHead(401, { 'x-request-id': 'req_7' }).end(`bad key ${key}`))
+    expect([await collect(adapter.stream(call(''))), adapter.resolveModel(''), adapter.resolveModel(`m-${key}`)]).toEqual([
+      [{ type: 'finish', reason: { kind: 'error', failure: { code: 'AUTH', status: 401, requestId: 'req_7', message: 'lines refused the credentials (HTTP 401: bad key [redacted]). Check the apiKey of provider "lines".' } } }],
+      { id: 'm1', contextWindow: 8_000, reasoningEfforts: ['low'] },
+      { id: 'm-[redacted]' },
+    ])
+  })
+})
