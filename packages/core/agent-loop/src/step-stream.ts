@@ -41,7 +41,7 @@ export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedS
   const stream = prepared.call.stream(prepared.request) as AsyncIterable<StreamChunk> & Pumpable
   const seqs = current.chunkSeqs
   const sink = (chunk: StreamChunk): boolean => {
-    // The holder's flag, not `signal.aborted` (a getter that validates its receiver): they always agree.
+    // The holder's `aborted`, which always agrees with its signal's (the holder owns the controller).
     if (holder.aborted) return false
     seqs.push(host.append('assistant/chunk', { turn, step, chunk }).seq)
     assembler.push(chunk)
