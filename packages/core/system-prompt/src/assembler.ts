@@ -81,6 +81,18 @@ export class PromptAssembler {
     return this.registry.register(ctx, checked.name, entry)
   }
 
+  sectionFor(subject: string, section: PromptSection): () => void {
+    if (typeof subject !== 'string' || subject === '') throw new SystemPromptError('INVALID_SECTION', 'sectionFor() needs the id of the agent the section is for')
+    const checked = checkSection(section)
+    const remove = this.registry.add(checked.name, Object.freeze({ section: checked, serial: ++this.serial }), subject)
+    return () => {
+      remove()
+      // The removal's announcement made a filter for the subject; when the agent is already gone
+      // (the usual case), `forget` on its disposal has run, so drop what the announcement left.
+      this.forget(subject)
+    }
+  }
+
   async assemble(agent: Agent, vars: PromptVars): Promise<AssembledContext> {
     const base = this.render(agent, vars)
     if (!heard(this.events, 'system-prompt/assemble')) return base.result

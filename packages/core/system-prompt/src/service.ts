@@ -82,6 +82,20 @@ export class SystemPrompt extends Service {
   }
 
   /**
+   * Registers a section local to the agent with id `agentId` (which need not
+   * exist yet: a provider can give a child its persona before creating it)
+   * and returns the function that removes it. Unlike `section()` it is bound
+   * to no fiber: no Cordis effect is created or revoked per registration,
+   * which is most of what an agent-local section otherwise costs. The caller
+   * owns its lifetime and must call the remover (at the latest when the agent
+   * is gone); the service's own unload drops it anyway. Shadowing is the same
+   * as for an agent-local `section()`. Throws `INVALID_SECTION`.
+   */
+  sectionFor(agentId: string, section: PromptSection): () => void {
+    return this.assembler.sectionFor(agentId, section)
+  }
+
+  /**
    * The system text and tool schemas of one request for `agent`: sections in
    * (order, name) order, the agent's visible tools sorted by name (when the
    * tools service is mounted), then the `system-prompt/assemble` waterfall,

@@ -79,6 +79,34 @@ describe('sections', () => {
     expect((await root.systemPrompt.assembleContextFor(agent, noEnv)).system).toBe('I')
   })
 
+  it('sectionFor gives one agent a section before it exists, bound to no fiber, until its remover runs', async () => {
+    const { root } = await mountPrompt()
+    const changes: unknown[] = []
+    root.on('system-prompt/change', (change) => void changes.push(change))
+    let remove = () => {}
+    // Registered by a plugin whose fiber then goes away: the section stays (it belongs to no fiber).
+    const fiber = root.plugin({
+      inject: ['systemPrompt'],
+      apply: (ctx: Context) => void (remove = ctx.systemPrompt.sectionFor('child', { name: 'persona', order: 100, text: 'Child persona.' })),
+    })
+    await fiber
+    await fiber.dispose()
+    const child = fakeAgent(root, 'child')
+    const other = fakeAgent(root, 'other')
+    expect((await root.systemPrompt.assembleContextFor(child, vars)).system.split('\n\n').slice(0, 2)).toEqual(['IDENTITY', 'Child persona.'])
+    expect((await root.systemPrompt.assembleContextFor(other, vars)).system.split('\n\n').slice(0, 2)).toEqual(['IDENTITY', 'PERSONA'])
+    // Only the remover takes it (twice is harmless).
+    remove()
+    remove()
+    expect((await root.systemPrompt.assembleContextFor(child, vars)).system.split('\n\n').slice(0, 2)).toEqual(['IDENTITY', 'PERSONA'])
+    expect(changes).toEqual([
+      { reason: 'section', agentId: 'child', name: 'persona' },
+      { reason: 'section', agentId: 'child', name: 'persona' },
+    ])
+    expect(() => root.systemPrompt.sectionFor('', { name: 'x', order: 0, text: 'x' })).toThrow(expect.objectContaining({ code: 'INVALID_SECTION' }))
+    expect(() => root.systemPrompt.sectionFor('child', { name: '', order: 0, text: 'x' })).toThrow(expect.objectContaining({ code: 'INVALID_SECTION' }))
+  })
+
   it('refuses malformed sections with INVALID_SECTION', async () => {
     const { root } = await mountPrompt()
     const bad: unknown[] = [

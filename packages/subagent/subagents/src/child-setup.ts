@@ -1,4 +1,5 @@
 import type { ToolSchema } from '@deepseek-ai/dsh-llm'
+import type { PromptSection } from '@deepseek-ai/dsh-system-prompt'
 import type { Context } from './cordis'
 import type { AgentType } from './types'
 
@@ -24,6 +25,8 @@ export function allowListMatcher(patterns: readonly string[]): (name: string) =>
 export interface ChildSetupOptions {
   readonly type: AgentType
   readonly background: boolean
+  /** Register the persona section through the child's context (no `sectionFor` at hand). */
+  readonly persona: boolean
 }
 
 /**
@@ -59,22 +62,28 @@ export function allowListVerdict(list: AllowList, name: string): { kind: 'deny';
   return { kind: 'deny', reason: `${name} is not a tool of this ${list.type.name} subagent (it may use ${listed})` }
 }
 
+/** A child's persona: its type's system prompt, then the subagent section (the two texts joined as the assembler joins sections). */
+export function personaSection(type: AgentType): PromptSection {
+  return { name: 'persona', order: 100, text: `${type.systemPrompt}\n\n${SUBAGENT_SECTION}` }
+}
+
 /**
- * Composes a child's scoped context before it is published (R-SUB-2): one
- * `persona` section with its type's persona and the subagent section (one
- * registration: the two texts joined as the assembler joins sections); for a
+ * Composes a child's scoped context before it is published (R-SUB-2): for a
  * background child, an outermost `tools/pre-execute` listener that turns
  * every `ask` into a denial (nobody is there to answer; a call a rule allows
- * still runs). Everything reverts with the child. The allow-list is enforced
- * by the service, keyed by the child's session id: one
- * `system-prompt/assemble` listener keeps only the allowed schemas, one
- * `tools.guard()` refuses a hidden tool called by name. Each registration on
- * a child's scope is a Cordis effect created and revoked per child, most of
- * what a child costs beyond a bare agent: keep them few.
+ * still runs); with `persona`, its persona section as an agent-local section
+ * (the fallback when the provider holds no system-prompt service to give it
+ * one with `sectionFor`, which needs no Cordis effect). Everything reverts
+ * with the child. The allow-list is enforced by the service, keyed by the
+ * child's session id: one `system-prompt/assemble` listener keeps only the
+ * allowed schemas, one `tools.guard()` refuses a hidden tool called by name.
+ * Each registration on a child's scope is a Cordis effect created and
+ * revoked per child (two `Error` stack captures each), most of what a child
+ * costs beyond a bare agent: a foreground child gets none.
  */
 export function setUpChild(ctx: Context, options: ChildSetupOptions): void {
-  const { type, background } = options
-  ctx.systemPrompt.section({ name: 'persona', order: 100, text: `${type.systemPrompt}\n\n${SUBAGENT_SECTION}` })
+  const { type, background, persona } = options
+  if (persona) ctx.systemPrompt.section(personaSection(type))
   if (background) {
     ctx.on(
       'tools/pre-execute',

@@ -1,6 +1,8 @@
 import type { Agent, AgentHandle, AgentRegistry, CreateAgentOptions } from '@deepseek-ai/dsh-agent'
+import type { SystemPrompt } from '@deepseek-ai/dsh-system-prompt'
 import { childOutcome } from './child-outcome'
-import { setUpChild } from './child-setup'
+import { personaSection, setUpChild } from './child-setup'
+import type { Context } from './cordis'
 import type { ChildOutcome, ProviderHooks, SubagentProvider, SubagentRequest } from './types'
 
 /** What the provider needs of dsh-permissions (read with `ctx.get('permissions')`): the parent link. */
@@ -30,10 +32,25 @@ export class InProcessProvider implements SubagentProvider {
     private readonly warn: (message: string) => void,
     /** The app's `ctx.agents`, held: the child is then created through its factory directly. */
     private readonly agents?: AgentRegistry,
+    /**
+     * The app's `ctx.systemPrompt`, held: the child's persona is then registered for its session id
+     * with `sectionFor` before it exists (no Cordis effect per child) and removed once it is disposed.
+     */
+    private readonly systemPrompt?: Pick<SystemPrompt, 'sectionFor'>,
   ) {}
 
   async run(request: SubagentRequest, signal: AbortSignal, hooks: ProviderHooks): Promise<ChildOutcome> {
-    const { parent } = request
+    const removePersona = this.systemPrompt?.sectionFor(request.sessionId, personaSection(request.type))
+    try {
+      return await this.drive(request, signal, hooks, removePersona === undefined)
+    } finally {
+      removePersona?.()
+    }
+  }
+
+  /** Creates the child, has it answer (or cancels it), disposes it; `persona`: register its persona through its own context. */
+  private async drive(request: SubagentRequest, signal: AbortSignal, hooks: ProviderHooks, persona: boolean): Promise<ChildOutcome> {
+    const { parent, background, type } = request
     const cwd = parent.session.meta.cwd
     let handle: AgentHandle
     try {
@@ -41,7 +58,8 @@ export class InProcessProvider implements SubagentProvider {
         sessionId: request.sessionId,
         meta: { parentSession: parent.id, ...(cwd !== undefined ? { cwd } : {}) },
         agentOptions: request.agentOptions,
-        setup: (ctx) => setUpChild(ctx, { type: request.type, background: request.background }),
+        // A foreground child with its persona given by `sectionFor` needs nothing on its scope.
+        ...(background || persona ? { setup: (ctx: Context) => setUpChild(ctx, { type, background, persona }) } : {}),
         signal,
       }
       // Exactly `parent.ctx.agents.create(options)` (the parent's context owns the child), without

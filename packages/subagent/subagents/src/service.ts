@@ -3,10 +3,10 @@ import '@deepseek-ai/dsh-agent'
 import '@deepseek-ai/dsh-system-prompt'
 import '@deepseek-ai/dsh-tools'
 import type { Agent, AgentOptions, AgentRegistry } from '@deepseek-ai/dsh-agent'
-import { containedEmitter, heard, subjectFilter } from '@deepseek-ai/dsh-scope'
+import { containedEmitter, heard, subjectFilter, untraced } from '@deepseek-ai/dsh-scope'
 import { SessionId } from '@deepseek-ai/dsh-session'
 import { SubagentsConfig } from './config'
-import { Context, Service } from './cordis'
+import { Context, Service, symbols } from './cordis'
 import { SubagentsError } from './errors'
 import { allowedSchemas, allowListOf, allowListVerdict, type AllowList } from './child-setup'
 import { InProcessProvider, type PermissionsLink } from './in-process-provider'
@@ -50,7 +50,9 @@ export class Subagents extends Service {
   private readonly depths = new Map<string, number>()
   /** The allow-lists of the children that have one, by the child's session id (known before it exists). */
   private readonly allowLists = new Map<string, AllowList>()
-  /** `ctx.agents`, held once: every lookup through a Cordis context costs a traceable wrapper. */
+  /** Each type's allow-list, built once: its matcher and its filtered schema arrays serve every child of the type. */
+  private readonly typeAllowLists = new Map<AgentType, AllowList>()
+  /** `ctx.agents` behind its tracing proxy, held once: each call through the proxy builds a shadow context. */
   private readonly agents: AgentRegistry
   private readonly host: RunHost
   private readonly emitter
@@ -58,6 +60,9 @@ export class Subagents extends Service {
 
   constructor(ctx: Context, config: SubagentsConfig = {}) {
     super(ctx, 'subagents')
+    // Methods are handed out as plain functions (no shadow context, no proxies per `this.x`): a
+    // spawn runs per tool call. `this.ctx` inside a method is still the caller's (setProvider).
+    untraced(this)
     this.log = ctx.logger('subagents')
     this.emitter = containedEmitter(ctx)
     this.typeList = Object.freeze((config.types ?? []).map((type) => Object.freeze({ ...type, ...(type.tools ? { tools: Object.freeze([...type.tools]) } : {}) })))
@@ -69,6 +74,10 @@ export class Subagents extends Service {
     if (config.defaultType !== undefined && !names.has(config.defaultType)) {
       throw new SubagentsError('INVALID_CONFIG', `defaultType "${config.defaultType}" is not one of the agent types (${[...names].join(', ') || 'none'})`)
     }
+    for (const type of this.typeList) {
+      const list = allowListOf(type)
+      if (list) this.typeAllowLists.set(type, list)
+    }
     this.defaultType = config.defaultType !== undefined ? this.typeList.find((type) => type.name === config.defaultType) : this.typeList[0]
     this.limits = Object.freeze({ maxConcurrent: config.maxConcurrent ?? 4, maxDepth: config.maxDepth ?? 2 })
     const warn = (message: unknown) => this.log.warn(message instanceof Error ? message.message : String(message))
@@ -79,8 +88,8 @@ export class Subagents extends Service {
       if (name === 'permissions') permissions = null
     })
     const permissionsLink = () => (permissions === null ? (permissions = ctx.get('permissions') as PermissionsLink | undefined) : permissions)
-    this.agents = ctx.agents
-    this.providers.push(new InProcessProvider(permissionsLink, warn, this.agents))
+    this.agents = untracedService(ctx.agents)
+    this.providers.push(new InProcessProvider(permissionsLink, warn, this.agents, untracedService(ctx.systemPrompt)))
     this.host = this.runHost(new Slots(this.limits.maxConcurrent), warn)
 
     // The allow-list's guard (R-SUB-2), one for every child: a hidden tool called by name is refused.
@@ -174,7 +183,7 @@ export class Subagents extends Service {
     )
     this.runs.set(runId, run)
     this.depths.set(sessionId, depth)
-    const list = allowListOf(type)
+    const list = this.typeAllowLists.get(type)
     if (list) this.allowLists.set(sessionId, list)
     run.begin()
     return run
@@ -256,6 +265,11 @@ export class Subagents extends Service {
       },
     }
   }
+}
+
+/** The service object behind Cordis' tracing proxy (its methods use their own fields, never the caller's context). */
+function untracedService<T extends object>(traced: T): T {
+  return (traced as T & Record<symbol, T | undefined>)[symbols.original] ?? traced
 }
 
 export namespace Subagents {

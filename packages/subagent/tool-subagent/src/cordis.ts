@@ -1,2 +1,2 @@
 // The one place this package imports Cordis from, so a version bump is one edit.
-export { Context } from 'cordis'
+export { Context, symbols } from 'cordis'

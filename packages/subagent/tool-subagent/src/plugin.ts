@@ -2,7 +2,7 @@ import '@deepseek-ai/dsh-subagents'
 import '@deepseek-ai/dsh-tasks'
 import '@deepseek-ai/dsh-tools'
 import { ToolSubagentConfig } from './config'
-import type { Context } from './cordis'
+import { symbols, type Context } from './cordis'
 import { taskTool } from './task-tool'
 import { taskTools } from './task-tools'
 
@@ -22,7 +22,10 @@ export const ToolSubagent = {
     const managed = config.taskTools ?? true
     const maxAnswerChars = config.maxAnswerChars ?? 30_000
     if (ctx.subagents.types().length) {
-      ctx.tools.register(taskTool({ tools: ctx.tools, subagents: ctx.subagents, tasks: ctx.tasks, managed, maxAnswerChars, timeoutMs: config.timeoutMs ?? 0 }))
+      // The services held without Cordis' tracing proxy: `task` reaches them on every call, and its body
+      // never needs a caller's context from them (spawn and type read their own state).
+      const host = { tools: ctx.tools, subagents: untraced(ctx.subagents), tasks: ctx.tasks, managed, maxAnswerChars, timeoutMs: config.timeoutMs ?? 0 }
+      ctx.tools.register(taskTool(host))
     } else {
       ctx.logger('dsh-tool-subagent').warn('no agent types are configured in dsh-subagents: the task tool is not registered')
     }
@@ -37,4 +40,9 @@ export const TaskTools = {
   apply(ctx: Context) {
     for (const tool of taskTools(ctx.tasks, 30_000)) ctx.tools.register(tool)
   },
+}
+
+/** The service object behind Cordis' tracing proxy. */
+function untraced<T extends object>(traced: T): T {
+  return (traced as T & Record<symbol, T | undefined>)[symbols.original] ?? traced
 }
