@@ -1,13 +1,11 @@
-import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
 import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import type { ContentBlock, GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
-import { ScriptedModel, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import type { ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
 import Permissions from '@deepseek-ai/dsh-permissions'
-import { memoryPersistence, MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
-import { deferred, type Deferred } from '@deepseek-ai/dsh-testkit'
+import type { AnySessionEvent, MemorySessionPersistence, Session } from '@deepseek-ai/dsh-session'
+import { bundleApp, deferred, type Deferred } from '@deepseek-ai/dsh-testkit'
 import { defineTool, type ApprovalRequest, type ToolDefinition } from '@deepseek-ai/dsh-tools'
-import { Context } from 'cordis'
-import { expect } from 'vitest'
+import type { Context } from 'cordis'
 import { z } from 'zod'
 import Subagents, { type AgentTypeConfig, type SubagentsConfig } from '../src'
 
@@ -51,8 +49,9 @@ export function promptOf(request: Pick<Request, 'messages'>): string {
 /**
  * The spine bundle (invariants under `throw`), a scripted model answering
  * through `respond`, memory persistence on `backend`, and dsh-subagents
- * with `types`; with `permissions`, dsh-permissions and an approval service
- * that answers `allow` and records every question in `asked`.
+ * with `types` (the kit's `bundleApp`); with `permissions`, dsh-permissions
+ * and an approval service that answers `allow` and records every question
+ * in `asked`.
  */
 export async function harness(options: {
   respond: Responder
@@ -62,69 +61,28 @@ export async function harness(options: {
   permissions?: Record<string, unknown>
   backend?: MemorySessionPersistence
 }) {
-  const root = new Context()
-  const spine = root.plugin(AgentSpine, {
-    agents: [],
-    maxParallelToolCalls: 10,
-    systemPrompt: { identity: 'You are a test agent.', persona: '' },
-    invariants: { policy: 'throw' },
-    retry: { baseDelayMs: 0, maxDelayMs: 0 },
-  })
-  await spine
-  const model = new ScriptedModel({
-    respond: (request) => options.respond(request as Request, String(request.sessionId).includes('-sub-') ? promptOf(request) : 'parent'),
-  })
-  root.llm.registerAdapter(['scripted'], model)
-  for (const tool of options.tools ?? [look, note]) root.tools.register(tool)
-  const backend = options.backend ?? new MemorySessionPersistence()
-  const persistence = root.plugin(memoryPersistence, { backend })
-  await persistence
   const asked: string[] = []
-  const plugins: ReturnType<Context['plugin']>[] = []
-  if (options.permissions) {
-    root.provide('approval', {
-      async request(request: ApprovalRequest) {
-        asked.push(`${String(request.agent.id).includes('-sub-') ? 'child' : 'parent'} ${request.call.name}`)
-        return 'allow'
-      },
-    } as never)
-    plugins.push(root.plugin(Permissions, { userDirectory: false, root: process.cwd(), ...options.permissions }))
-  }
-  plugins.push(root.plugin(Subagents, { ...options.subagents, types: options.types ?? [explore, writer] }))
-  for (const plugin of plugins) await plugin
-  const handles: AgentHandle[] = []
-  const agentOptions = { provider: 'scripted', model: 'test-model' }
-  return {
-    root,
-    model,
-    backend,
-    handles,
-    asked,
-    async agent(id = 'p'): Promise<Agent> {
-      const handle = await root.agents.create({ sessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
+  const app = await bundleApp({
+    bundle: AgentSpine,
+    respond: (request) => options.respond(request, String(request.sessionId).includes('-sub-') ? promptOf(request) : 'parent'),
+    tools: options.tools ?? [look, note],
+    ...(options.backend ? { backend: options.backend } : {}),
+    plugins: (root) => {
+      const plugins: ReturnType<Context['plugin']>[] = []
+      if (options.permissions) {
+        root.provide('approval', {
+          async request(request: ApprovalRequest) {
+            asked.push(`${String(request.agent.id).includes('-sub-') ? 'child' : 'parent'} ${request.call.name}`)
+            return 'allow'
+          },
+        } as never)
+        plugins.push(root.plugin(Permissions, { userDirectory: false, root: process.cwd(), ...options.permissions }))
+      }
+      plugins.push(root.plugin(Subagents, { ...options.subagents, types: options.types ?? [explore, writer] }))
+      return plugins
     },
-    async resume(id = 'p'): Promise<Agent> {
-      const handle = await root.agents.resume({ resumeSessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    async disposeAgent(agent: Agent): Promise<void> {
-      const at = handles.findIndex((handle) => handle.agent === agent)
-      await handles.splice(at, 1)[0]!.dispose()
-    },
-    async expectClean() {
-      expect(await root.invariants.check()).toEqual([])
-      expect(root.invariants.violations).toEqual([])
-    },
-    async dispose() {
-      for (const handle of handles.splice(0)) await handle.dispose()
-      for (const plugin of plugins.reverse()) await plugin.dispose()
-      await persistence.dispose()
-      await spine.dispose()
-    },
-  }
+  })
+  return { ...app, asked, agent: (id = 'p') => app.agent(id), resume: (id = 'p') => app.resume(id) }
 }
 
 export type Harness = Awaited<ReturnType<typeof harness>>

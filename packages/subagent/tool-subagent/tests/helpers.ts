@@ -1,17 +1,15 @@
-import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
 import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import type { ContentBlock, GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
-import { ScriptedModel, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import type { ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
 import Permissions from '@deepseek-ai/dsh-permissions'
-import { memoryPersistence, MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
+import type { AnySessionEvent, MemorySessionPersistence, Session } from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
 import Subagents, { type AgentTypeConfig, type SubagentsConfig } from '@deepseek-ai/dsh-subagents'
 import Tasks from '@deepseek-ai/dsh-tasks'
 import { defineTool, type ToolDefinition } from '@deepseek-ai/dsh-tools'
-import { deferred, echo, type Deferred } from '@deepseek-ai/dsh-testkit'
+import { bundleApp, deferred, echo, type Deferred } from '@deepseek-ai/dsh-testkit'
 import { z } from 'zod'
-import { Context } from 'cordis'
-import { expect } from 'vitest'
+import type { Context } from 'cordis'
 import WorkspaceTools from '@deepseek-ai/dsh-workspace-tools'
 import ToolSubagent from '../src'
 
@@ -82,72 +80,30 @@ function text(message: Message): string {
 }
 
 /**
- * The app as the demo composes it: the spine bundle (invariants under
- * `throw`), a scripted model answering through `respond`, persistence, and
- * dsh-tasks, dsh-subagents (the `types`) and dsh-tool-subagent beside the
- * bundle.
+ * The app as the demo composes it (the kit's `bundleApp`): the spine bundle
+ * (invariants under `throw`), a scripted model answering through `respond`,
+ * persistence, and dsh-tasks, dsh-subagents (the `types`) and
+ * dsh-tool-subagent beside the bundle.
  */
 export async function harness(options: HarnessOptions) {
-  const root = new Context()
-  const spine = root.plugin(AgentSpine, {
-    agents: [],
-    maxParallelToolCalls: options.maxParallelToolCalls ?? 10,
-    systemPrompt: { identity: 'You are a test agent.', persona: '' },
-    invariants: { policy: 'throw' },
-    retry: { baseDelayMs: 0, maxDelayMs: 0 },
-  })
-  await spine
-  const model = new ScriptedModel({
+  const jsonl = options.jsonl
+  const app = await bundleApp({
+    bundle: AgentSpine,
+    bundleConfig: { maxParallelToolCalls: options.maxParallelToolCalls ?? 10 },
     // The scripted model hands its responder the generate options (the signal included), typed as the request.
-    respond: (request) => options.respond(request as Request, String(request.sessionId).includes('-sub-') ? promptOf(request) : 'parent'),
+    respond: (request) => options.respond(request, String(request.sessionId).includes('-sub-') ? promptOf(request) : 'parent'),
+    tools: options.tools ?? [look, note, echo],
+    ...(options.backend ? { backend: options.backend } : {}),
+    ...(jsonl !== undefined ? { persistence: (root: Context) => root.plugin(JsonlSessionPersistence, { directory: jsonl }) } : {}),
+    plugins: (root) => [
+      ...(options.workspace !== undefined ? [root.plugin(WorkspaceTools, { root: options.workspace, askBefore: [], shell: { sandbox: 'off' } })] : []),
+      ...(options.permissions ? [root.plugin(Permissions, { userDirectory: false, ...options.permissions })] : []),
+      root.plugin(Tasks),
+      root.plugin(Subagents, { ...options.subagents, types: options.types ?? [explore, writer] }),
+      root.plugin(ToolSubagent),
+    ],
   })
-  root.llm.registerAdapter(['scripted'], model)
-  for (const tool of options.tools ?? [look, note, echo]) root.tools.register(tool)
-  const backend = options.backend ?? new MemorySessionPersistence()
-  const persistence = options.jsonl === undefined ? root.plugin(memoryPersistence, { backend }) : root.plugin(JsonlSessionPersistence, { directory: options.jsonl })
-  await persistence
-  const plugins = [
-    ...(options.workspace !== undefined ? [root.plugin(WorkspaceTools, { root: options.workspace, askBefore: [], shell: { sandbox: 'off' } })] : []),
-    ...(options.permissions ? [root.plugin(Permissions, { userDirectory: false, ...options.permissions })] : []),
-    root.plugin(Tasks),
-    root.plugin(Subagents, { ...options.subagents, types: options.types ?? [explore, writer] }),
-    root.plugin(ToolSubagent),
-  ]
-  for (const plugin of plugins) await plugin
-  const handles: AgentHandle[] = []
-  const agentOptions = { provider: 'scripted', model: 'test-model' }
-  return {
-    root,
-    model,
-    backend,
-    handles,
-    async agent(id = 'p'): Promise<Agent> {
-      const handle = await root.agents.create({ sessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    async resume(id = 'p'): Promise<Agent> {
-      const handle = await root.agents.resume({ resumeSessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    /** Disposes the handle of `agent`. */
-    async disposeAgent(agent: Agent): Promise<void> {
-      const at = handles.findIndex((handle) => handle.agent === agent)
-      await handles.splice(at, 1)[0]!.dispose()
-    },
-    /** No invariant found anything, now or on the way. */
-    async expectClean() {
-      expect(await root.invariants.check()).toEqual([])
-      expect(root.invariants.violations).toEqual([])
-    },
-    async dispose() {
-      for (const handle of handles.splice(0)) await handle.dispose()
-      for (const plugin of plugins.reverse()) await plugin.dispose()
-      await persistence.dispose()
-      await spine.dispose()
-    },
-  }
+  return { ...app, agent: (id = 'p') => app.agent(id), resume: (id = 'p') => app.resume(id) }
 }
 
 export type Harness = Awaited<ReturnType<typeof harness>>

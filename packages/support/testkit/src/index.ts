@@ -1,6 +1,8 @@
 // The spine harness and whole-log assertions
 export { spine, echo } from './spine'
 export type { Spine, SpineOptions } from './spine'
+export { bundleApp } from './bundle-app'
+export type { BundleApp, BundleAppOptions } from './bundle-app'
 export { trace } from './trace'
 export { transcript } from './transcript'
 export { readJsonlLog, traceStoredLog } from './stored-log'

@@ -1,12 +1,10 @@
-import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
+import type { Agent } from '@deepseek-ai/dsh-agent'
 import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import type { GenerateOptions, Message } from '@deepseek-ai/dsh-llm'
-import { ScriptedModel, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
-import { memoryPersistence, MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
-import { deferred, echo, type Deferred } from '@deepseek-ai/dsh-testkit'
+import type { ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import type { AnySessionEvent, MemorySessionPersistence, Session } from '@deepseek-ai/dsh-session'
+import { bundleApp, deferred, echo, type Deferred } from '@deepseek-ai/dsh-testkit'
 import { defineTool, type ToolDefinition } from '@deepseek-ai/dsh-tools'
-import { Context } from 'cordis'
-import { expect } from 'vitest'
 import { z } from 'zod'
 import Tasks, { type TaskControl, type TaskSpec } from '../src'
 
@@ -17,65 +15,19 @@ export type Responder = (request: Request) => string | ScriptReply | Promise<str
 /**
  * The spine bundle (invariants under `throw`), a scripted model answering
  * through `respond` (default: `ok`), memory persistence on `backend` (which
- * outlives agents, so a test can resume), and dsh-tasks beside the bundle.
+ * outlives agents, so a test can resume), and dsh-tasks beside the bundle
+ * (the kit's `bundleApp`).
  */
 export async function harness(options: { respond?: Responder; tools?: ToolDefinition<any>[]; backend?: MemorySessionPersistence; tasks?: Tasks.Config } = {}) {
-  const root = new Context()
-  const spine = root.plugin(AgentSpine, {
-    agents: [],
-    maxParallelToolCalls: 10,
-    systemPrompt: { identity: 'You are a test agent.', persona: '' },
-    invariants: { policy: 'throw' },
-    retry: { baseDelayMs: 0, maxDelayMs: 0 },
-  })
-  await spine
   const respond = options.respond ?? (() => 'ok')
-  const model = new ScriptedModel({ respond: (request) => respond(request as Request) })
-  root.llm.registerAdapter(['scripted'], model)
-  for (const tool of options.tools ?? [echo]) root.tools.register(tool)
-  const backend = options.backend ?? new MemorySessionPersistence()
-  const persistence = root.plugin(memoryPersistence, { backend })
-  await persistence
-  const tasks = root.plugin(Tasks, options.tasks ?? {})
-  await tasks
-  const handles: AgentHandle[] = []
-  const agentOptions = { provider: 'scripted', model: 'test-model' }
-  return {
-    root,
-    model,
-    backend,
-    handles,
-    tasksFiber: tasks,
-    async agent(id = 'a'): Promise<Agent> {
-      const handle = await root.agents.create({ sessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    async resume(id = 'a'): Promise<Agent> {
-      const handle = await root.agents.resume({ resumeSessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    /** Disposes the handle of `agent`. */
-    async disposeAgent(agent: Agent): Promise<void> {
-      const at = handles.findIndex((handle) => handle.agent === agent)
-      await handles.splice(at, 1)[0]!.dispose()
-    },
-    /** The model calls of one agent so far. */
-    requestsOf(agent: Agent) {
-      return model.requests.filter((request) => request.sessionId === agent.id)
-    },
-    async expectClean() {
-      expect(await root.invariants.check()).toEqual([])
-      expect(root.invariants.violations).toEqual([])
-    },
-    async dispose() {
-      for (const handle of handles.splice(0)) await handle.dispose()
-      await tasks.dispose()
-      await persistence.dispose()
-      await spine.dispose()
-    },
-  }
+  const app = await bundleApp({
+    bundle: AgentSpine,
+    respond: (request) => respond(request),
+    tools: options.tools ?? [echo],
+    ...(options.backend ? { backend: options.backend } : {}),
+    plugins: (root) => [root.plugin(Tasks, options.tasks ?? {})],
+  })
+  return { ...app, tasksFiber: app.plugins[0]! }
 }
 
 export type Harness = Awaited<ReturnType<typeof harness>>
