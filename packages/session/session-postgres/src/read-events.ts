@@ -30,13 +30,14 @@ import { FORMAT_VERSION } from './line-format'
 export async function readEvents(sql: Sql, tables: Tables, id: string, types: EventTypeCatalog, log: LoadedLog, signal?: AbortSignal): Promise<number> {
   signal?.throwIfAborted()
   let problem: { error: unknown } | undefined
+  const bytes = new WholeBuffer()
   const read = sql
     .unsafe(`SELECT seq, line FROM ${tables.events} WHERE session_id = $1 ORDER BY seq`, [id])
     .raw()
     .forEach((row) => {
       if (problem !== undefined) return
       try {
-        readRow(row as unknown as Buffer[], id, types, log)
+        readRow(row as unknown as Buffer[], bytes, id, types, log)
       } catch (error) {
         problem = { error }
       }
@@ -63,13 +64,28 @@ export async function readEvents(sql: Sql, tables: Tables, id: string, types: Ev
   return log.length
 }
 
+/**
+ * The whole memory a row's bytes are a view of. The rows of one socket read
+ * are views of the same memory, and `pushChunkJson` prepares its reader once
+ * per source it is given: handing it the same source for all of them (with
+ * the row's offsets) keeps it from doing that for every row.
+ */
+class WholeBuffer {
+  private whole: Buffer | undefined
+
+  of(view: Buffer): Buffer {
+    if (this.whole === undefined || this.whole.buffer !== view.buffer) this.whole = Buffer.from(view.buffer)
+    return this.whole
+  }
+}
+
 /** Checks and stores one row `[seq, line]` (each the raw text bytes of its column). */
-function readRow(row: Buffer[], id: string, types: EventTypeCatalog, log: LoadedLog): void {
+function readRow(row: Buffer[], bytes: WholeBuffer, id: string, types: EventTypeCatalog, log: LoadedLog): void {
   const seq = log.length
   const stored = digits(row[0]!)
   if (stored !== seq) throw corrupt(id, seq, `is missing (the next stored event is seq ${stored})`)
   const line = row[1]!
-  if (seq > 0 && log.pushChunkJson(line, 0, line.length)) return
+  if (seq > 0 && log.pushChunkJson(bytes.of(line), line.byteOffset, line.byteOffset + line.length)) return
   let value: unknown
   try {
     value = JSON.parse(line.toString('utf8'))
