@@ -94,7 +94,8 @@ async function runBatch(host: TurnHost, state: TurnState, current: StepState): P
   const { holder } = state
   const { turn, step } = current
   current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder.signal)
-  await current.batch.run()
+  const ran = current.batch.run()
+  if (ran) await ran
   checkAborted(holder)
   return settleStep(host, state, current)
 }

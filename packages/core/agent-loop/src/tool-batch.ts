@@ -17,6 +17,7 @@ type Call = { id: ToolCallBlock['id']; name: string; arguments: string }
  * or rejects.
  */
 export interface BatchStage {
+  isConcurrencySafe(): boolean
   admit(): Promise<void> | undefined
   run(): Promise<void> | undefined
   finish(): CallOutcome | Promise<CallOutcome>
@@ -25,7 +26,6 @@ export interface BatchStage {
 /** The part of `ctx.tools` a batch needs. */
 export interface BatchTools {
   stage(call: Call, options: { agent: Agent; signal: AbortSignal }): BatchStage
-  isConcurrencySafe(call: Call, agent?: Agent): boolean
 }
 
 export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dispatch'
@@ -180,7 +180,7 @@ export class ToolBatch {
         this.barrier = false
         continue
       }
-      if (this.isSafe(this.calls[this.next]!)) {
+      if (this.isSafe(this.next)) {
         if (this.running < this.maxParallel) {
           this.start()
           continue
@@ -204,13 +204,11 @@ export class ToolBatch {
     return this.logged >= this.next
   }
 
-  private isSafe(call: ToolCallBlock): boolean {
-    return this.maxParallel > 1 && this.classify(call)
-  }
-
-  private classify(call: ToolCallBlock): boolean {
+  /** Whether call `index` may join the pool, decided now; its stage (made here) keeps the arguments it parsed for its policy stage. */
+  private isSafe(index: number): boolean {
+    if (this.maxParallel <= 1) return false
     try {
-      return this.tools.isConcurrencySafe(call, this.agent)
+      return this.stageAt(index).isConcurrencySafe()
     } catch {
       return false
     }
@@ -260,7 +258,7 @@ export class ToolBatch {
   private admitDue(): void {
     while (!this.policyWaiting && this.policyAt < this.next) {
       const index = this.policyAt
-      const stage = this.stageOf(index)
+      const stage = this.stageAt(index)
       const admitted = stage.admit()
       if (admitted) {
         this.policyWaiting = true
@@ -330,14 +328,15 @@ export class ToolBatch {
     this.advance()
   }
 
-  /** The stage of call `index`, made through `ctx.tools`; a stand-in that answers with the failure if that throws. */
-  private stageOf(index: number): BatchStage {
+  /** The stage of call `index`, made through `ctx.tools` when first needed; a stand-in that answers with the failure if that throws. */
+  private stageAt(index: number): BatchStage {
+    let stage = this.stages[index]
+    if (stage) return stage
     const call = this.calls[index]!
-    let stage: BatchStage
     try {
       stage = this.tools.stage(call, { agent: this.agent, signal: this.signal })
     } catch (error) {
-      stage = { admit: () => undefined, run: () => undefined, finish: () => brokenPipeline(call, error) }
+      stage = { isConcurrencySafe: () => false, admit: () => undefined, run: () => undefined, finish: () => brokenPipeline(call, error) }
     }
     this.stages[index] = stage
     return stage

@@ -39,6 +39,35 @@ describe('tool batches (R-TOOL-3)', () => {
     ])
   })
 
+  it('calls that need no wait (no listener, bodies that return a value) keep the same order: every tool/call, then every result', async () => {
+    const log: string[] = []
+    const now = {
+      name: 'now',
+      description: 'answers at once',
+      parameters: { type: 'object', properties: { key: { type: 'string' } } },
+      isConcurrencySafe: () => true,
+      execute: (args: unknown) => {
+        const key = (args as { key: string }).key
+        log.push(`body ${key}`)
+        return `result ${key}`
+      },
+    }
+    const { agent, model } = await spine({ tools: [now], model: { script: [{ toolCalls: calls('now', ['a', 'b', 'c']), answer: 'done' }] } })
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    expect(log).toEqual(['body a', 'body b', 'body c'])
+    expect(trace(a.session).filter((l) => l.startsWith('tool/'))).toEqual([
+      'tool/call now',
+      'tool/call now',
+      'tool/call now',
+      'tool/result ok "result a"',
+      'tool/result ok "result b"',
+      'tool/result ok "result c"',
+    ])
+    expect(transcript(model.requests[1]!.messages).slice(2)).toEqual(['user: result result a', 'user: result result b', 'user: result result c'])
+  })
+
   it('the pool rolls: at most maxParallelToolCalls bodies run, and the next starts as soon as one ends', async () => {
     const log: string[] = []
     const { tool, release } = gatedTool('read', { safe: true, log })

@@ -72,6 +72,12 @@ export interface ToolCallPlan {
  * result codes are exactly `ToolCallPlan`'s.
  */
 export interface ToolCallStage {
+  /**
+   * `ctx.tools.isConcurrencySafe` for this call, decided now (ask just before
+   * the call starts). The arguments it parsed and validated are the ones
+   * `admit()` hands on, unless the tool's registration changed in between.
+   */
+  isConcurrencySafe(): boolean
   /** The policy stage: lookup, arguments, `tools/pre-execute` (and approval), guards. */
   admit(): Promise<void> | undefined
   /** The body inside `tools/execute`; nothing for a refused call, or when called again. */
@@ -101,6 +107,8 @@ export class StagedCall implements ToolCallStage {
   private failure: { error: unknown } | undefined
   private output: ToolOutput | undefined
   private ran = false
+  /** The arguments as `tool` parsed and validated them (`isConcurrencySafe` then `admit`: one parse). */
+  private parsed: { readonly tool: ToolDefinition; readonly args: unknown } | undefined
 
   constructor(
     private readonly host: PipelineHost,
@@ -111,10 +119,30 @@ export class StagedCall implements ToolCallStage {
     this.callId = String(call?.id) as CallId
   }
 
+  isConcurrencySafe(): boolean {
+    const { call } = this
+    const tool = typeof call.name === 'string' ? this.host.definition(call.name, this.agent) : undefined
+    if (!tool || typeof tool.isConcurrencySafe !== 'function') return false
+    try {
+      return tool.isConcurrencySafe(this.argumentsFor(tool)) === true
+    } catch {
+      return false
+    }
+  }
+
+  /** The call's arguments parsed and validated by `tool` (throws `INVALID_ARGUMENTS`); parsed again only for another definition. */
+  argumentsFor(tool: ToolDefinition): unknown {
+    const parsed = this.parsed
+    if (parsed && parsed.tool === tool) return parsed.args
+    const args = parseArguments(tool, this.call.arguments)
+    this.parsed = { tool, args }
+    return args
+  }
+
   admit(): Promise<void> | undefined {
     let staged: Staged | Promise<Staged>
     try {
-      staged = admitCall(this.host, this.call, this.agent, this.signal)
+      staged = admitCall(this.host, this.call, this.agent, this.signal, this)
     } catch (error) {
       this.failure = { error }
       return undefined
@@ -239,11 +267,11 @@ function failed(callId: CallId, error: unknown, run: CallRun): ToolCallResult {
  * guards. Throws the refusal; synchronous unless a listener is heard or a
  * guard answers with a promise.
  */
-function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal): Staged | Promise<Staged> {
+function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal, stage: StagedCall): Staged | Promise<Staged> {
   if (signal.aborted) throw abortedBeforeDispatch()
   const tool = typeof call.name === 'string' ? host.definition(call.name, agent) : undefined
   if (!tool) throw new ToolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(String(call.name))}`)
-  const args = parseArguments(tool, call.arguments)
+  const args = stage.argumentsFor(tool)
   const invocation: ToolInvocation = Object.freeze({
     call: Object.freeze({ id: call.id, name: call.name, arguments: call.arguments }),
     tool,
@@ -311,9 +339,9 @@ function finalize(staged: Staged, run: CallRun, output: ToolOutput, signal: Abor
   const { tool, invocation } = staged
   let content
   try {
-    content = tool.finalizeContent
-      ? contentOf(tool.finalizeContent(output, run.context(invocation, signal)), 'finalizeContent()')
-      : contentOf(output, 'the tool output')
+    if (tool.finalizeContent) content = contentOf(tool.finalizeContent(output, run.context(invocation, signal)), 'finalizeContent()')
+    // A string (checked when the body returned it) becomes its one text block in the message itself.
+    else content = typeof output === 'string' ? output : contentOf(output, 'the tool output')
   } catch (error) {
     throw isToolError(error) ? error : new ToolError('TOOL_ERROR', messageOf(error, 'the tool could not format its result'), { cause: error })
   }

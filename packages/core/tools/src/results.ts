@@ -5,8 +5,8 @@ import type { ToolCallResult, ToolOutput } from './types'
 
 const frozenNone: readonly ContextRecord[] = Object.freeze([])
 
-/** A successful result: one `tool-result` block with `content`. */
-export function successResult(callId: CallId, content: readonly ContentBlock[], contexts: readonly ContextRecord[]): ToolCallResult {
+/** A successful result: one `tool-result` block with `content` (a string is one text block). */
+export function successResult(callId: CallId, content: string | readonly ContentBlock[], contexts: readonly ContextRecord[]): ToolCallResult {
   return Object.freeze({
     message: createToolResultMessage({ callId, content }),
     contexts: contexts.length ? deepFreeze([...contexts]) : frozenNone,
@@ -42,7 +42,7 @@ export function contentOf(output: unknown, what: string): readonly ContentBlock[
 
 /** Checks that an output is a string or well-formed content blocks. Throws `TOOL_ERROR`. */
 export function checkOutput(output: unknown, what: string): ToolOutput {
-  contentOf(output, what)
+  if (typeof output !== 'string') contentOf(output, what)
   return output as ToolOutput
 }
 

@@ -55,7 +55,8 @@ export interface ToolRunContext {
  *   code of a thrown `ToolError`). It never crashes the loop.
  * - `isConcurrencySafe(args)` says whether this call may overlap other
  *   concurrency-safe calls; absent, every call is exclusive. It must be cheap
- *   and pure: the loop asks just before starting each call.
+ *   and pure: the loop asks just before starting each call, with the
+ *   validated arguments that call's body then receives (parsed once).
  * - `finalizeContent` turns the final output (after `tools/post-execute`) into
  *   the result's content blocks; by default a string becomes one text block.
  * - `timeoutMs` bounds the body: once it elapses the call's signal aborts and

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { ToolCallResult } from '@deepseek-ai/dsh-tools'
 import { call, deferred, echoTool, fakeAgent, mountTools, resultText } from './helpers'
 
 describe('the staged pipeline (plan → run → finish, R-TOOL-3)', () => {
@@ -72,5 +73,44 @@ describe('the staged pipeline (plan → run → finish, R-TOOL-3)', () => {
     await plan.run()
     expect(ran).toBe(false)
     expect((await plan.finish()).error?.code).toBe('ABORTED_BEFORE_DISPATCH')
+  })
+
+  it('stage(): a stage with nothing to wait for returns no promise, and classification and the body share one parse', async () => {
+    const root = await mountTools()
+    const agent = fakeAgent(root, 'a')
+    let validations = 0
+    const seen: unknown[] = []
+    root.tools.register(
+      echoTool('count', (args) => (seen.push(args), 'done'), {
+        validate: (args) => (validations++, { ...(args as object) }),
+        isConcurrencySafe: (args) => (seen.push(args), true),
+      }),
+    )
+    const stage = root.tools.stage(call('count', { n: 1 }), { agent })
+    expect(stage.isConcurrencySafe()).toBe(true)
+    expect(stage.admit()).toBeUndefined()
+    expect(stage.run()).toBeUndefined()
+    const result = stage.finish() as ToolCallResult
+    expect(resultText(result)).toEqual({ text: 'done', isError: false })
+    expect(validations).toBe(1)
+    expect(seen).toEqual([{ n: 1 }, { n: 1 }])
+    expect(seen[0]).toBe(seen[1])
+  })
+
+  it('stage(): a heard listener or a body promise makes that stage return a promise, with the same decisions', async () => {
+    const root = await mountTools()
+    const agent = fakeAgent(root, 'a')
+    const body = deferred<string>()
+    root.tools.register(echoTool('slow', () => body.promise))
+    root.on('tools/pre-execute', async (_invocation, next) => next())
+    const stage = root.tools.stage(call('slow'), { agent })
+    const admitted = stage.admit()
+    expect(admitted).toBeInstanceOf(Promise)
+    await admitted
+    const running = stage.run()
+    expect(running).toBeInstanceOf(Promise)
+    body.resolve('late')
+    await running
+    expect(resultText(await stage.finish())).toEqual({ text: 'late', isError: false })
   })
 })
