@@ -51,15 +51,9 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
     return requestBody(options, model, this.config.models[model], this.config)
   }
 
-  /** `POST <baseUrl>/v1/messages` with the Messages API's own headers: the key as `x-api-key`, and the API version. */
+  /** `POST <baseUrl>/v1/messages` with the Messages API's own headers: the API version, and the key as `x-api-key`. */
   protected request(key: string | undefined): ProviderRequest {
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-      'anthropic-version': this.config.apiVersion,
-      ...(key ? { 'x-api-key': key } : {}),
-      ...this.config.headers,
-    }
+    const headers = { 'anthropic-version': this.config.apiVersion, ...(key ? { 'x-api-key': key } : {}) }
     return { url: `${this.config.baseUrl}/v1/messages`, headers, requestIdHeaders: ['request-id', 'x-request-id'] }
   }
 

@@ -1,11 +1,4 @@
-import {
-  classifyHttpFailure,
-  FAILURE_DETAIL_CHARS,
-  failureWith,
-  type HttpFailureContext,
-  type HttpFailureDialect,
-  type LlmFailure,
-} from '@deepseek-ai/dsh-llm'
+import { classifyHttpFailure, FAILURE_DETAIL_CHARS, failureWith, type HttpFailureContext, type HttpFailureDialect, type LlmFailure } from '@deepseek-ai/dsh-llm'
 
 /** What a failure message may say about the call, besides the provider's own words. */
 export type FailureContext = HttpFailureContext

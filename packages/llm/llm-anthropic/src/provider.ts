@@ -1,13 +1,4 @@
-import {
-  apiKeyCharacterProblem,
-  codePointLabel,
-  deepFreeze,
-  definedFields as given,
-  HTTP_HEADER_NAME,
-  headerValueProblem,
-  parseBaseUrl,
-  type JsonObject,
-} from '@deepseek-ai/dsh-llm'
+import { apiKeyCharacterProblem, codePointLabel, deepFreeze, definedFields as given, HTTP_HEADER_NAME, headerValueProblem, parseBaseUrl, type JsonObject } from '@deepseek-ai/dsh-llm'
 import type { ModelConfig, PresetName, ProviderConfig, ThinkingMode } from './config'
 import { presets } from './presets'
 

@@ -55,12 +55,7 @@ export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
 
   /** `POST <baseUrl>/chat/completions` with the key as a `Bearer` token. */
   protected request(key: string | undefined): ProviderRequest {
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-      ...(key ? { authorization: `Bearer ${key}` } : {}),
-      ...this.config.headers,
-    }
+    const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {}
     return { url: `${this.config.baseUrl}/chat/completions`, headers, requestIdHeaders: ['x-request-id'] }
   }
 

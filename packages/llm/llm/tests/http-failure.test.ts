@@ -55,12 +55,12 @@ afterAll(async () => {
 })
 
 /** Sends one request to the local server, which answers with `status`, `body` and `headers`; classifies the real answer. */
-async function answered(status: number, body: string, headers: Record<string, string> = {}, using = dialect): Promise<LlmFailure> {
+async function answered(status: number, body: string, headers: Record<string, string> = {}, using = dialect, about = context): Promise<LlmFailure> {
   server.answer(reply(status, body, headers))
   const exchange = new HttpExchange(undefined, 'local', { requestTimeoutMs: 20_000, idleTimeoutMs: 20_000 })
   try {
     const response = await exchange.request(server.url, { method: 'POST', body: '{}' })
-    return classifyHttpFailure(response.status, response.headers, await exchange.text(response), context, using)
+    return classifyHttpFailure(response.status, response.headers, await exchange.text(response), about, using)
   } finally {
     exchange.close()
   }
@@ -106,13 +106,8 @@ describe('classifyHttpFailure: the common ladder with a dialect', () => {
 
   it('without the optional hooks: 403 reads like 401, only 402 is billing, 504 and 529 are server errors, 404 is a plain 4xx', async () => {
     const noKey = { ...context, apiKeySource: undefined }
-    server.answer(reply(403, 'forbidden'))
-    const exchange = new HttpExchange(undefined, 'local', { requestTimeoutMs: 20_000, idleTimeoutMs: 20_000 })
-    const response = await exchange.request(server.url, { method: 'POST', body: '{}' })
-    const forbidden = classifyHttpFailure(response.status, response.headers, await exchange.text(response), noKey, bare)
-    exchange.close()
     expect([
-      forbidden,
+      await answered(403, 'forbidden', {}, bare, noKey),
       await answered(429, 'quota', {}, bare),
       await answered(504, 'overloaded', {}, bare),
       await answered(529, 'overloaded', {}, bare),

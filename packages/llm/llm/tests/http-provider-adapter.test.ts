@@ -32,7 +32,7 @@ class LineAdapter extends HttpProviderAdapter<HttpProviderSettings> {
   }
 
   protected request(k: string | undefined): ProviderRequest {
-    return { url: `${this.config.baseUrl}/lines`, headers: { 'content-type': 'application/json', ...(k ? { 'x-key': k } : {}) }, requestIdHeaders: ['x-request-id'] }
+    return { url: `${this.config.baseUrl}/lines`, headers: k ? { 'x-key': k } : {}, requestIdHeaders: ['x-request-id'] }
   }
 
   protected answerFailure(response: Response, text: string, _requestId: string | undefined, context: HttpFailureContext): LlmFailure {
@@ -68,12 +68,12 @@ afterEach(async () => {
 const call = (model = 'm1'): GenerateOptions => ({ provider: 'lines', model, messages: [createUserMessage('hi')] })
 
 describe('HttpProviderAdapter', () => {
-  it('posts the body with the key from the environment, read at each call, and streams the answer redacted', async () => {
+  it('posts JSON with the key from the environment, read at each call, config headers last, and streams the answer redacted', async () => {
     const env: Record<string, string | undefined> = {}
-    const adapter = new LineAdapter({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY' }, env)
-    const seen: (string | undefined)[] = []
+    const adapter = new LineAdapter({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY', headers: { accept: 'text/event-stream; v=2' } }, env)
+    const seen: Record<string, string | undefined>[] = []
     server.answer((req, res) => {
-      seen.push(req.headers['x-key'] as string | undefined)
+      seen.push({ key: req.headers['x-key'] as string, type: req.headers['content-type'], accept: req.headers.accept })
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       res.end(`data: hello\ndata: your key is ${req.headers['x-key']}\n`)
     })
@@ -87,7 +87,7 @@ describe('HttpProviderAdapter', () => {
         { type: 'text-delta', index: 0, text: 'your key is [redacted]' },
         { type: 'finish', reason: { kind: 'stop' } },
       ],
-      seen: [key],
+      seen: [{ key, type: 'application/json', accept: 'text/event-stream; v=2' }],
       bodies: ['{"model":"m1","text":"hi"}'],
     })
   })

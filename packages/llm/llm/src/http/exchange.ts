@@ -1,5 +1,6 @@
 import type { LlmFailure } from '../failure'
 import type { Secrets } from '../redact'
+import type { StreamChunk } from '../stream'
 
 /** What one read of a response body yields. */
 export type BodyReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
@@ -148,6 +149,12 @@ export class HttpExchange {
     const message =
       phase === 'connect' ? `could not reach ${provider}: ${cause}` : `the connection to ${provider} broke mid-stream: ${cause}`
     return { code: 'TRANSPORT', message, ...extra }
+  }
+
+  /** The final chunk for what ended the exchange early: `failure`'s answer as an `error` finish, or `aborted` when the caller aborted. */
+  finish(error: unknown, phase: ExchangePhase, secrets: Secrets, requestId?: string): StreamChunk {
+    const failure = this.failure(error, phase, secrets, requestId)
+    return failure ? { type: 'finish', reason: { kind: 'error', failure } } : { type: 'finish', reason: { kind: 'aborted' } }
   }
 
   /**

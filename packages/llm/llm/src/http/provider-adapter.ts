@@ -29,9 +29,15 @@ export interface HttpProviderSettings extends ApiKeySettings, HttpDeadlines {
   readonly headers: Readonly<Record<string, string>>
 }
 
-/** Where one call goes and how: the provider's endpoint, its headers (the key in the provider's own header) and its request id headers. */
+/** Where one call goes and how: the provider's endpoint, its own headers and its request id headers. */
 export interface ProviderRequest {
   url: string
+  /**
+   * The provider's own headers (the key in its header, an API version). The
+   * request sends `content-type: application/json` and `accept:
+   * text/event-stream` first, then these, then the config's `headers`, which
+   * may override any of them.
+   */
   headers: Record<string, string>
   requestIdHeaders: readonly string[]
 }
@@ -128,8 +134,12 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
       yield errorFinish(encoded.failure)
       return
     }
+    const request = this.request(key.key)
+    const headers = { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers, ...this.config.headers }
     yield* streamExchange({
-      ...this.request(key.key),
+      url: request.url,
+      headers,
+      requestIdHeaders: request.requestIdHeaders,
       signal: options.signal,
       provider,
       deadlines: this.config,

@@ -66,8 +66,7 @@ export async function* streamExchange(post: StreamingPost): AsyncGenerator<Strea
     try {
       response = await exchange.request(post.url, { method: 'POST', headers: post.headers, body: post.body })
     } catch (error) {
-      const failure = exchange.failure(error, 'connect', secrets)
-      yield failure ? errorFinish(failure) : abortedFinish()
+      yield exchange.finish(error, 'connect', secrets)
       return
     }
     const requestId = headerOf(response.headers, post.requestIdHeaders)
@@ -76,8 +75,7 @@ export async function* streamExchange(post: StreamingPost): AsyncGenerator<Strea
       try {
         text = await exchange.text(response)
       } catch (error) {
-        const failure = exchange.failure(error, 'body', secrets, requestId)
-        yield failure ? errorFinish(failure) : abortedFinish()
+        yield exchange.finish(error, 'body', secrets, requestId)
         return
       }
       yield errorFinish(post.answerFailure(response, text, requestId))
@@ -131,8 +129,7 @@ export async function* readEventBody(
     try {
       result = await exchange.read(reader)
     } catch (error) {
-      const failure = exchange.failure(error, 'body', secrets, requestId)
-      yield failure ? errorFinish(failure) : abortedFinish()
+      yield exchange.finish(error, 'body', secrets, requestId)
       return true
     }
     if (result.done) {
