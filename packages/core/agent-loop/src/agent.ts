@@ -16,7 +16,7 @@ import {
   type ResolvedAgentInput,
 } from '@deepseek-ai/dsh-agent'
 import { newMessageId, type MessageId } from '@deepseek-ai/dsh-llm'
-import type { Session, SessionEvent, SessionEventMap, SessionEventType, SessionId } from '@deepseek-ai/dsh-session'
+import { appendBuilt, type Session, type SessionEvent, type SessionEventMap, type SessionEventType, type SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
 import { FailureState, appendRefused, persistenceFailed } from './failure'
@@ -176,20 +176,20 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
    * agent with `APPEND_REFUSED` and is rethrown as the agent's failure, so
    * the caller unwinds and never writes that event again.
    */
-  append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K], built = false): SessionEvent<K> {
     try {
-      return this.session.append(type, data)
+      return built ? appendBuilt(this.session, type, data) : this.session.append(type, data)
     } catch (error) {
       throw this.fail(appendRefused(this.id, type, error))
     }
   }
 
-  /**
-   * Flushes the log (before a step's request, at a turn's end); a rejection
-   * fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure.
-   * `undefined` when the flush has nothing to do (`ctx.sessions.flushes`: no
-   * persistence listens and the session is not detached from a backend).
-   */
+  /** `append` for data the loop built from admitted, frozen values (`BuiltLogWriter`). */
+  appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    return this.append(type, data, true)
+  }
+
+  /** Flushes the log (before a step's request, at a turn's end); a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure; `undefined` when `ctx.sessions.flushes` says there is nothing to do. */
   flush(): Promise<void> | undefined {
     const sessions = this.env.sessions
     if (!sessions.flushes(this.session)) return undefined

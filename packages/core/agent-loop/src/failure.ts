@@ -1,5 +1,5 @@
 import { AgentError } from '@deepseek-ai/dsh-agent'
-import type { Session, TurnEndReason } from '@deepseek-ai/dsh-session'
+import type { Session, SessionEvent, SessionEventMap, SessionEventType, TurnEndReason } from '@deepseek-ai/dsh-session'
 
 /**
  * How the loop writes to an agent's log: `session.append` behind the
@@ -7,6 +7,17 @@ import type { Session, TurnEndReason } from '@deepseek-ai/dsh-session'
  * agent's `APPEND_REFUSED` error; the refused event is never written again.
  */
 export type LogWriter = Pick<Session, 'append'>
+
+/**
+ * A `LogWriter` that also appends data the loop built itself from values
+ * already admitted and frozen (dsh-session's `appendBuilt`: no lossless-JSON
+ * walk, no shape check; the structure check stays), under the same
+ * refused-write rule. Only for data that no plugin or user handed in
+ * unchecked.
+ */
+export interface BuiltLogWriter extends LogWriter {
+  appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K>
+}
 
 /**
  * The refused-write rule, in one place. The first refused append or failed

@@ -1,7 +1,7 @@
 import type { AgentEventEmitter, AgentMessage, Inbox } from '@deepseek-ai/dsh-agent'
 import { deepFreeze, type MessageId } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
-import type { LogWriter } from './failure'
+import type { BuiltLogWriter } from './failure'
 
 /** One announcement, reserved before its log event is appended. */
 interface Slot {
@@ -33,7 +33,7 @@ export class InboxState {
   private draining = false
 
   constructor(
-    private readonly log: LogWriter,
+    private readonly log: BuiltLogWriter,
     private readonly events: AgentEventEmitter,
   ) {}
 
@@ -67,7 +67,8 @@ export class InboxState {
     column.push(message)
     this.view = undefined
     this.logged(
-      () => this.log.append('inbox/enqueue', { message }),
+      // An admitted message: validated and deep-frozen by admission.
+      () => this.log.appendBuilt('inbox/enqueue', { message }),
       () => this.events.emit('agent/inbox/enqueue', message),
       () => void this.remove(message),
     )
@@ -84,7 +85,7 @@ export class InboxState {
     const restore = this.snapshot()
     if (!this.remove(message)) return false
     this.logged(
-      () => this.log.append('inbox/dequeue', { id: message.id }),
+      () => this.log.appendBuilt('inbox/dequeue', { id: message.id }),
       () => this.events.emit('agent/inbox/dequeue', message),
       restore,
     )

@@ -53,7 +53,7 @@ export function acceptStep(
   if (host.checkpoints.heard('agent/step-result')) return acceptTransformed(host, state, current, result, assembled)
   // Nobody transforms the answer: the anchor is the assembled message itself (built from the step's admitted chunks).
   checkAborted(state.holder)
-  writeAnchor(host, current, assembled, result.usage, result.finishReason)
+  writeAnchor(host, current, assembled, result.usage, result.finishReason, false, true)
   return afterAnchor(host, state, current)
 }
 
@@ -127,9 +127,12 @@ export function writeAnchor(
   usage: TokenUsage | undefined,
   finishReason: FinishReason,
   interrupted = false,
+  built = false,
 ): void {
   step.anchored = true
-  host.append('assistant/message', {
+  // Built (`appendBuilt`) only when the message is the loop's own assembly of admitted chunks.
+  const write = built ? host.appendBuilt : host.append
+  write.call(host, 'assistant/message', {
     turn: step.turn,
     step: step.step,
     message,
@@ -172,7 +175,7 @@ function claimSteering(host: TurnHost, step: StepState): void {
 export function finishStep(host: TurnHost, step: StepState): void {
   stopDeferring(host, step)
   step.ended = true
-  host.append('step/end', { turn: step.turn, step: step.step })
+  host.appendBuilt('step/end', { turn: step.turn, step: step.step })
   const open = host.openTurn
   if (open?.step === step) open.step = undefined
 }

@@ -114,7 +114,7 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
   const { turn } = state
   const current = new StepState(turn, step)
   state.step = current
-  host.append('step/start', { turn, step })
+  host.appendBuilt('step/start', { turn, step })
   current.logged = true
   let dropped: Set<string> | undefined
   for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) (dropped ??= new Set()).add(message.id)
@@ -124,7 +124,11 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
     for (let i = 0; i < entries.length && !entry; i++) if (entries[i]!.placed.message === message) entry = entries[i]
     if (!entry) host.append('user/message', { message })
     else if (!(entry.type === 'steering/message' && dropped?.has(entry.item ?? ''))) {
-      host.append(entry.type, entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message })
+      const data = entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message }
+      // An admitted item as placed by the loop (admitted content, a deep-frozen message) is appended as built;
+      // a continuation's reason (a plugin's string) is checked.
+      if (entry.type === 'user/message' || entry.item !== undefined) host.appendBuilt(entry.type, data)
+      else host.append(entry.type, data)
     }
   }
   return current

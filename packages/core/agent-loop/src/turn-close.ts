@@ -46,7 +46,9 @@ function endTurn(host: TurnHost, state: TurnState): Promise<void> | undefined {
   const reason = endReason(host, state)
   host.openTurn = undefined
   try {
-    host.append('turn/end', { turn: state.turn, reason })
+    // A reason the loop built; an error's failure came from a plugin or a provider and is checked.
+    if (reason.kind === 'error') host.append('turn/end', { turn: state.turn, reason })
+    else host.appendBuilt('turn/end', { turn: state.turn, reason })
   } catch (error) {
     // Refused (the agent failed): the turn stays open in the log, as far as it accepted.
     if (error !== host.failed.error) throw error

@@ -2,7 +2,7 @@ import type { Agent, AgentEventEmitter } from '@deepseek-ai/dsh-agent'
 import type { Session } from '@deepseek-ai/dsh-session'
 import type { Checkpoints } from './checkpoints'
 import type { Context } from './cordis'
-import type { FailureState, LogWriter } from './failure'
+import type { BuiltLogWriter, FailureState } from './failure'
 import type { InboxState } from './inbox'
 import type { LoopEnvironment } from './loop-environment'
 import type { RequestConfig } from './request-config'
@@ -39,7 +39,7 @@ export type TurnInbox = Pick<
  * closes as far as the log accepts, and reports the failure with
  * `reportFailure`.
  */
-export interface TurnHost extends LogWriter {
+export interface TurnHost extends BuiltLogWriter {
   /** The agent as plugins see it: the subject of every checkpoint, tool call and prompt assembly. */
   readonly agent: Agent
   /** The agent's session: each request's history is derived from it. */

@@ -35,7 +35,7 @@ export async function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): P
       return
     }
     state.turn = session.position.lastTurn + 1
-    host.append('turn/start', { turn: state.turn, trigger: state.trigger })
+    host.appendBuilt('turn/start', { turn: state.turn, trigger: state.trigger })
   } catch (error) {
     // The log refused the claim or turn/start: no turn is open in the log, and the agent failed.
     host.openTurn = undefined

@@ -13,7 +13,7 @@ import { SessionEventDispatch } from './log/event-dispatch'
 import type { PackedLog, Slot } from './log/slots'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
-import { freezeTrusted } from './log/trusted-json'
+import { freezeBuilt, freezeTrusted } from './log/trusted-json'
 import type { Session, SessionPosition } from './session'
 import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
 
@@ -121,6 +121,21 @@ export class SessionLog implements Session, PackedLog {
     return event as SessionEvent<K>
   }
 
+  /**
+   * `append` for built-in event data that a driver built itself from values
+   * already lossless JSON of the right shape (see `appendBuilt`): the
+   * lossless-JSON walk and the shape check are skipped, and the freeze stops
+   * at parts already frozen. The structure check, the commit, the projection
+   * and the publication are `append`'s. Any other type goes through `append`.
+   */
+  appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    if (this.stage === 'detached' || type === 'assistant/chunk' || builtInKind(type) === undefined) return this.append(type, data)
+    const event = this.admit(type, data, this.length, Date.now(), undefined, undefined, false, true)
+    if (this.stage === 'live') this.publish(event)
+    if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
+    return event as SessionEvent<K>
+  }
+
   deriveMessages(): readonly Message[] {
     return this.history.snapshot()
   }
@@ -139,7 +154,8 @@ export class SessionLog implements Session, PackedLog {
    * is `seq`): it becomes the log entry, frozen in place with the canonical
    * type string, instead of a copy, so a resumed log holds one envelope per
    * event. `trusted` data is lossless JSON by construction (a backend parsed
-   * it): the lossless-JSON walk is skipped, everything else runs.
+   * it): the lossless-JSON walk is skipped, everything else runs. `built`
+   * data comes from `appendBuilt`: neither the walk nor the shape check runs.
    *
    * The caller packs the chunks it committed (`packChunks`) once no
    * publication runs.
@@ -152,6 +168,7 @@ export class SessionLog implements Session, PackedLog {
     loadedIgnorable: boolean | undefined,
     loaded?: Record<string, unknown>,
     trusted = false,
+    built = false,
   ): AnySessionEvent {
     if (this.projecting) {
       throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
@@ -183,20 +200,21 @@ export class SessionLog implements Session, PackedLog {
       throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
     }
     const json = this.home.json
-    if (!trusted) {
+    if (!trusted && !built) {
       const problem = json.problem(data)
       if (problem) {
         const path = formatPath('data', problem.path)
         throw new SessionError('INVALID_EVENT', `${type} ${path} ${problem.reason}`, { type, seq, path })
       }
     }
-    if (kind !== undefined) {
+    if (kind !== undefined && !built) {
       const shape = shapeProblem(kind, data)
       // Shape problems start with the path they are about (`data.turn must be …`).
       if (shape) throw new SessionError('INVALID_EVENT', `${type}: ${shape}`, { type, seq, path: shape.slice(0, shape.indexOf(' ')) })
     }
     this.structure.check(kind, type, data, seq, this.slots)
-    if (trusted) freezeTrusted(data)
+    if (built) freezeBuilt(data)
+    else if (trusted) freezeTrusted(data)
     else json.freezeChecked()
     const event = this.envelope(canonicalType, seq, time, data, ignorable, loaded)
     let projection: SessionProjection | undefined

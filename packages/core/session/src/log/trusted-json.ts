@@ -59,3 +59,19 @@ export function freezeTrusted<T>(value: T): T {
   }
   return Object.freeze(value)
 }
+
+/**
+ * Freezes data a driver built for one event (`appendBuilt`): every object or
+ * array not frozen yet is frozen, and the walk stops at a frozen one, whose
+ * whole subtree the contract says is frozen already (a deep-frozen message,
+ * an admitted chunk's usage).
+ */
+export function freezeBuilt(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return
+  Object.freeze(value)
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeBuilt(value[i])
+  } else {
+    for (const key in value) freezeBuilt((value as Record<string, unknown>)[key])
+  }
+}

@@ -1,0 +1,28 @@
+import { SessionLog } from './session-log'
+import type { Session } from './session'
+import type { SessionEvent, SessionEventMap, SessionEventType } from './types'
+
+/**
+ * Appends a built-in event whose data the caller (a driver such as the agent
+ * loop) built itself from values that are already lossless JSON of the
+ * event's shape: numbers and strings it made, and parts that were admitted
+ * and deep-frozen before (an admitted input's message, a message built by
+ * `createUserMessage` or `createAssistantMessage` from admitted chunks). The
+ * log then skips the lossless-JSON walk and the shape check and freezes only
+ * what is not frozen yet; the structure check (R-SES-4), the projection,
+ * the commit and `session/event` are unchanged, and a refusal throws the
+ * same `SessionError` as `session.append`.
+ *
+ * Contract: every object or array in `data` is either frozen together with
+ * its whole subtree, or a plain object or array built for this event. Data
+ * that came from a plugin or a user unchecked must go through
+ * `session.append`, which validates it. A session of another implementation
+ * or whose `append` was replaced (wrapped), a chunk and a registered type are
+ * appended with `session.append`.
+ */
+export function appendBuilt<K extends SessionEventType>(session: Session, type: K, data: SessionEventMap[K]): SessionEvent<K> {
+  // A session whose `append` was wrapped (a test's refusing log, an instrumentation) sees this append too.
+  return session instanceof SessionLog && session.append === ownAppend ? session.appendBuilt(type, data) : session.append(type, data)
+}
+
+const ownAppend = SessionLog.prototype.append

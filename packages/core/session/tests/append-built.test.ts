@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest'
+import { createUserMessage } from '@deepseek-ai/dsh-llm'
+import { appendBuilt, SessionError, type Session } from '@deepseek-ai/dsh-session'
+import { setup, typesOf } from './helpers'
+
+describe('appendBuilt: event data a driver built from admitted, frozen values (issue 18)', () => {
+  it('commits, freezes what was not frozen, projects and publishes like append', async () => {
+    const root = await setup()
+    const session = root.sessions.create('a')
+    const published: string[] = []
+    root.on('session/event', (_session, event) => void published.push(event.type))
+    const message = createUserMessage('hello')
+    appendBuilt(session, 'turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    appendBuilt(session, 'step/start', { turn: 1, step: 1 })
+    const event = appendBuilt(session, 'user/message', { message, envelope: { display: [...message.content], contexts: [{ label: 'ctx' }] } })
+    expect(typesOf(session)).toEqual(['session/meta', 'turn/start', 'step/start', 'user/message'])
+    expect(published).toEqual(['turn/start', 'step/start', 'user/message'])
+    expect([Object.isFrozen(event), Object.isFrozen(event.data), Object.isFrozen(event.data.envelope), Object.isFrozen(event.data.envelope!.contexts[0])]).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ])
+    expect(session.deriveMessages()).toEqual([message])
+  })
+
+  it('keeps the structure check: an out-of-order event is refused with the error append gives, and the log is unchanged', async () => {
+    const root = await setup()
+    const session = root.sessions.create('a')
+    const refusal = (write: () => unknown) => {
+      try {
+        write()
+        return undefined
+      } catch (error) {
+        return { name: (error as SessionError).name, code: (error as SessionError).code, message: (error as SessionError).message }
+      }
+    }
+    const built = refusal(() => appendBuilt(session, 'step/start', { turn: 1, step: 1 }))
+    const plain = refusal(() => session.append('step/start', { turn: 1, step: 1 }))
+    expect(built).toEqual(plain)
+    expect(built).toMatchObject({ name: 'SessionError' })
+    expect(typesOf(session)).toEqual(['session/meta'])
+  })
+
+  it('goes through a wrapped append (a refusing test log, an instrumentation), and through append for a session of another implementation', async () => {
+    const root = await setup()
+    const session = root.sessions.create('a')
+    const seen: string[] = []
+    const original = session.append.bind(session)
+    ;(session as { append: Session['append'] }).append = ((type: string, data: never) => {
+      seen.push(type)
+      return original(type as never, data)
+    }) as Session['append']
+    appendBuilt(session, 'turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    const foreign = { append: (type: string) => ({ type, seq: 0, time: 0, data: {} }) } as unknown as Session
+    const other = appendBuilt(foreign, 'turn/end', { turn: 1, reason: { kind: 'completed' } })
+    expect([seen, other.type]).toEqual([['turn/start'], 'turn/end'])
+  })
+})
