@@ -60,7 +60,9 @@ export class InProcessProvider implements SubagentProvider {
         agentOptions: request.agentOptions,
         // A foreground child with its persona given by `sectionFor` needs nothing on its scope.
         ...(background || persona ? { setup: (ctx: Context) => setUpChild(ctx, { type, background, persona }) } : {}),
-        signal,
+        // No `signal`: a new session's creation has nothing to wait for (no load, a synchronous setup),
+        // and an abort listener on the run's signal for it cost more than the rest of the options; a
+        // cancel that lands meanwhile is seen right after (the child never starts its turn).
       }
       // Exactly `parent.ctx.agents.create(options)` (the parent's context owns the child), without
       // the lookup of `agents` through that context, which costs Cordis an Error per call.
