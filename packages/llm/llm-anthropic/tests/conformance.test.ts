@@ -95,8 +95,7 @@ function failing(behaviour: Extract<AdapterBehaviour, { kind: 'fail' }>): Handle
     case 'SERVER':
       return reply(529, error('overloaded_error', 'Overloaded'))
     case 'TIMEOUT':
-      // Accepts the request and never answers; the response closes when the adapter gives up.
-      return () => {}
+      throw new Error('the TIMEOUT case is served by the hanging server')
     case 'TRANSPORT':
       return (_request, res) => void res.socket?.destroy()
     case 'CONTEXT_OVERFLOW':
@@ -117,6 +116,9 @@ describeAdapterConformance('dsh-llm-anthropic', {
   },
   async start() {
     const server = await FakeProvider.start()
+    // TIMEOUT: a server that holds every request, so the deadline is met whether or not a request arrives before it
+    // fires (under load it may not), and no handler is left queued for the next case.
+    const hanging = await FakeProvider.start({ unhandled: 'hold' })
     const adapter = new AnthropicAdapter({ name: 'claude', baseUrl: server.origin, apiKey })
     /** Queues `handler` for the next request; settles when its response closes (ended, or the client went away). */
     const handle = (handler: Handler): Promise<void> =>
@@ -133,9 +135,9 @@ describeAdapterConformance('dsh-llm-anthropic', {
       arrange(behaviour) {
         if (behaviour.kind === 'answer') return { adapter, released: handle(streamOf(answer(behaviour.events, behaviour.finish))) }
         if (behaviour.kind === 'fail') {
-          // A short deadline only where the case needs one: a server that never answers meets it whatever the load.
-          const timed = behaviour.failure === 'TIMEOUT' ? new AnthropicAdapter({ name: 'claude', baseUrl: server.origin, apiKey, requestTimeoutMs: 50 }) : adapter
-          return { adapter: timed, released: handle(failing(behaviour)) }
+          // A short deadline only where the case needs one.
+          if (behaviour.failure === 'TIMEOUT') return { adapter: new AnthropicAdapter({ name: 'claude', baseUrl: hanging.origin, apiKey, requestTimeoutMs: 50 }), released: hanging.whenIdle() }
+          return { adapter, released: handle(failing(behaviour)) }
         }
         let cut = () => {}
         const cutting = new Promise<void>((resolve) => (cut = resolve))
@@ -147,7 +149,9 @@ describeAdapterConformance('dsh-llm-anthropic', {
         }
         return { adapter, released: handle(held), cut }
       },
-      stop: () => server.stop(),
+      stop: async () => {
+        await Promise.all([server.stop(), hanging.stop()])
+      },
     }
   },
 })

@@ -61,8 +61,7 @@ function failing(behaviour: Extract<AdapterBehaviour, { kind: 'fail' }>): Handle
     case 'SERVER':
       return reply(503, error('The server is overloaded, please try again later.', 'server_error'))
     case 'TIMEOUT':
-      // Accepts the request and never answers; the response closes when the adapter gives up.
-      return () => {}
+      throw new Error('the TIMEOUT case is served by the hanging server')
     case 'TRANSPORT':
       return (_request, res) => void res.socket?.destroy()
     case 'CONTEXT_OVERFLOW':
@@ -79,6 +78,9 @@ function failing(behaviour: Extract<AdapterBehaviour, { kind: 'fail' }>): Handle
 describeAdapterConformance('dsh-llm-openai', {
   async start() {
     const server = await FakeProvider.start()
+    // TIMEOUT: a server that holds every request, so the deadline is met whether or not a request arrives before it
+    // fires (under load it may not), and no handler is left queued for the next case.
+    const hanging = await FakeProvider.start({ unhandled: 'hold' })
     const adapter = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey })
     /** Queues `handler` for the next request; settles when its response closes (ended, or the client went away). */
     const answer = (handler: Handler): Promise<void> =>
@@ -98,9 +100,9 @@ describeAdapterConformance('dsh-llm-openai', {
           return { adapter, released: answer(sse(events)) }
         }
         if (behaviour.kind === 'fail') {
-          // A short deadline only where the case needs one: a server that never answers meets it whatever the load.
-          const timed = behaviour.failure === 'TIMEOUT' ? new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey, requestTimeoutMs: 50 }) : adapter
-          return { adapter: timed, released: answer(failing(behaviour)) }
+          // A short deadline only where the case needs one.
+          if (behaviour.failure === 'TIMEOUT') return { adapter: new OpenAiAdapter({ name: 'fake', baseUrl: hanging.url, apiKey, requestTimeoutMs: 50 }), released: hanging.whenIdle() }
+          return { adapter, released: answer(failing(behaviour)) }
         }
         let cut = () => {}
         const cutting = new Promise<void>((resolve) => (cut = resolve))
@@ -112,7 +114,9 @@ describeAdapterConformance('dsh-llm-openai', {
         }
         return { adapter, released: answer(held), cut }
       },
-      stop: () => server.stop(),
+      stop: async () => {
+        await Promise.all([server.stop(), hanging.stop()])
+      },
     }
   },
 })

@@ -15,13 +15,24 @@ export interface ReceivedRequest {
 /** Answers one request. `closed` resolves when the client side of the exchange goes away (or the response ends). */
 export type Handler = (request: ReceivedRequest, res: ServerResponse, closed: Promise<void>) => void | Promise<void>
 
+/** How a `FakeProvider` answers a request for which no handler is queued. */
+export interface FakeProviderOptions {
+  /**
+   * `'refuse'` (the default): a 500 that says no handler was queued.
+   * `'hold'`: accept the request and never answer; the exchange ends when
+   * the client goes away (a provider that hangs, for deadline tests, whatever
+   * the number of attempts the client makes).
+   */
+  unhandled?: 'refuse' | 'hold'
+}
+
 /**
  * A provider's HTTP endpoint on 127.0.0.1, for adapter tests that run over
  * real HTTP (no test needs the internet). Each request is answered by the next
- * queued handler (a request with none gets a 500 that says so), and is recorded
- * with its exact body. It knows no provider's format: handlers write the
- * response (see `sse`, `reply`, and `openAiChunk` for the OpenAI chat
- * completions format).
+ * queued handler (a request with none gets a 500 that says so, or is held:
+ * see `FakeProviderOptions`), and is recorded with its exact body. It knows no
+ * provider's format: handlers write the response (see `sse`, `reply`, and
+ * `openAiChunk` for the OpenAI chat completions format).
  */
 export class FakeProvider {
   readonly requests: ReceivedRequest[] = []
@@ -29,17 +40,27 @@ export class FakeProvider {
   readonly closes: Promise<void>[] = []
   private readonly handlers: Handler[] = []
   private readonly sockets = new Set<Socket>()
+  private idleWaiters: (() => void)[] = []
 
-  private constructor(private readonly server: Server) {
+  private constructor(
+    private readonly server: Server,
+    private readonly unhandled: 'refuse' | 'hold',
+  ) {
     server.on('connection', (socket) => {
       this.sockets.add(socket)
-      socket.on('close', () => this.sockets.delete(socket))
+      socket.on('close', () => {
+        this.sockets.delete(socket)
+        if (this.sockets.size !== 0 || this.idleWaiters.length === 0) return
+        const waiters = this.idleWaiters
+        this.idleWaiters = []
+        for (const resolve of waiters) resolve()
+      })
     })
     server.on('request', (req, res) => void this.accept(req, res))
   }
 
-  static async start(): Promise<FakeProvider> {
-    const provider = new FakeProvider(createServer())
+  static async start(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+    const provider = new FakeProvider(createServer(), options.unhandled ?? 'refuse')
     await new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve))
     return provider
   }
@@ -61,9 +82,39 @@ export class FakeProvider {
     return this
   }
 
+  /**
+   * Resolves once no connection to the server is open (at once when none
+   * is): the client released every connection it opened. Call it after the
+   * client's call ended; a client that leaks a connection never lets it
+   * resolve. A kept-alive idle connection counts as open.
+   */
+  idle(): Promise<void> {
+    if (this.sockets.size === 0) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  /**
+   * `idle()`, asked when the result is awaited rather than now: what a test
+   * arranges before a call (when no connection is open yet) and awaits once
+   * the call has ended.
+   */
+  whenIdle(): PromiseLike<void> {
+    const idle = () => this.idle()
+    return {
+      then(onfulfilled, onrejected) {
+        return idle().then(onfulfilled, onrejected)
+      },
+    }
+  }
+
   private async accept(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pieces: Buffer[] = []
-    for await (const piece of req) pieces.push(piece as Buffer)
+    try {
+      for await (const piece of req) pieces.push(piece as Buffer)
+    } catch {
+      // The client went away while sending its body (a deadline or an abort): nothing to answer.
+      return
+    }
     const raw = Buffer.concat(pieces).toString('utf8')
     let body: unknown
     try {
@@ -77,6 +128,7 @@ export class FakeProvider {
     this.closes.push(closed)
     const handler = this.handlers.shift()
     if (!handler) {
+      if (this.unhandled === 'hold') return
       res.writeHead(500, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ error: { message: 'the test queued no handler for this request' } }))
       return

@@ -51,7 +51,7 @@ export interface ArrangedCall {
    * suite's timeout: the adapter leaked the connection). Omit it when the
    * adapter holds nothing outside the process.
    */
-  readonly released?: Promise<unknown>
+  readonly released?: PromiseLike<unknown>
   /**
    * For a `hold` behaviour: breaks the held stream the way a network does
    * (cuts the connection, or makes the stream throw a `TRANSPORT` failure).
