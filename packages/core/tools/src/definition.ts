@@ -35,8 +35,8 @@ export function schemaOf(definition: ToolDefinition): ToolSchema {
     }
   }
   const timeout = definition.timeoutMs
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
-    throw new ToolError('INVALID_DEFINITION', `tool "${name}": timeoutMs must be a positive number of milliseconds, at most ${MAX_TIMEOUT_MS}`)
+  if (timeout !== undefined && !(typeof timeout === 'number' && Number.isFinite(timeout) && timeout >= 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw new ToolError('INVALID_DEFINITION', `tool "${name}": timeoutMs must be a number of milliseconds from 0 (no deadline) to ${MAX_TIMEOUT_MS}`)
   }
   const effect = definition.effect
   if (effect !== undefined && !TOOL_EFFECTS.includes(effect)) {

@@ -62,8 +62,12 @@ export interface ToolRunContext {
  * - `timeoutMs` bounds the body: once it elapses the call's signal aborts and
  *   the call returns `TIMEOUT` without waiting for a body that ignores it.
  *   Without it the registry's `defaultTimeoutMs` applies (2 minutes unless
- *   configured), so every call has a deadline. At most 2^31 - 1 ms (what a
- *   timer can hold).
+ *   configured), so every call has a deadline unless its tool opts out. At
+ *   most 2^31 - 1 ms (what a timer can hold). `0` opts out: no deadline, no
+ *   timer; only for a tool that supervises its own work and ends when its
+ *   signal aborts (a subagent, whose child agent has its own turns and is
+ *   cancelled with the caller's turn). A body that ignores its signal then
+ *   keeps the turn open until it returns.
  * - `effect` says what a call does (`read` | `write` | `execute` |
  *   `network`) for permission policies; undeclared counts as `execute`
  *   (policies read it with `effectOf`, which applies that rule).

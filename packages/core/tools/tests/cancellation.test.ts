@@ -165,6 +165,25 @@ describe('cancellation and timeouts', () => {
     expect(resultText(await pending)).toEqual({ text: 'done at last', isError: false })
   })
 
+  it('a tool that declares timeoutMs: 0 has no deadline (no timer) whatever the default; the caller\'s abort still reaches it', async () => {
+    vi.useFakeTimers()
+    const root = await mountTools({ defaultTimeoutMs: 1_000 })
+    const finish = deferred<string>()
+    root.tools.register(echoTool('supervisor', () => finish.promise, { timeoutMs: 0 }))
+    const pending = root.tools.execute(call('supervisor'), { agent: fakeAgent(root, 'a') })
+    await vi.advanceTimersByTimeAsync(10 * DEFAULT_TOOL_TIMEOUT_MS)
+    expect(vi.getTimerCount()).toBe(0)
+    finish.resolve('done at last')
+    expect(resultText(await pending)).toEqual({ text: 'done at last', isError: false })
+
+    const controller = new AbortController()
+    root.tools.register(echoTool('listens', (_args, run) => new Promise((_, reject) => run.signal.addEventListener('abort', () => reject(run.signal.reason))), { timeoutMs: 0 }))
+    const cancelled = root.tools.execute(call('listens'), { agent: fakeAgent(root, 'a'), signal: controller.signal })
+    await vi.advanceTimersByTimeAsync(0)
+    controller.abort(new Error('turn cancelled'))
+    expect((await cancelled).error).toEqual({ code: 'ABORTED', message: 'tool call aborted' })
+  })
+
   it('a body that reads its signal only after the deadline passed finds it aborted', async () => {
     vi.useFakeTimers()
     const root = await mountTools({ defaultTimeoutMs: 1_000 })

@@ -34,9 +34,11 @@ describe('tool effects', () => {
         message: 'tool "x": effect must be one of read, write, network, execute (or left out, which counts as execute)',
       }),
     )
-    expect(() => root.tools.register({ ...echoTool('x'), timeoutMs: 2 ** 31 })).toThrow(
-      expect.objectContaining({ code: 'INVALID_DEFINITION', message: 'tool "x": timeoutMs must be a positive number of milliseconds, at most 2147483647' }),
-    )
+    for (const timeoutMs of [2 ** 31, -1, Number.POSITIVE_INFINITY, Number.NaN, '5000']) {
+      expect(() => root.tools.register({ ...echoTool('x'), timeoutMs } as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_DEFINITION', message: 'tool "x": timeoutMs must be a number of milliseconds from 0 (no deadline) to 2147483647' }),
+      )
+    }
     expect(root.tools.schemas()).toEqual([])
   })
 })

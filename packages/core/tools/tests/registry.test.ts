@@ -93,7 +93,7 @@ describe('ctx.tools registry', () => {
       [{ ...echoTool('ok'), execute: 'no' }, /execute function/],
       [{ ...echoTool('ok'), parameters: [] }, /JSON Schema object/],
       [{ ...echoTool('ok'), parameters: { type: 'object', n: 10n } }, /plain JSON/],
-      [{ ...echoTool('ok'), timeoutMs: 0 }, /timeoutMs/],
+      [{ ...echoTool('ok'), timeoutMs: -5 }, /timeoutMs/],
       [{ ...echoTool('ok'), isConcurrencySafe: true }, /isConcurrencySafe must be a function/],
     ]
     for (const [definition, message] of cases) {

@@ -6,7 +6,7 @@ export interface ToolSubagentConfig {
   taskTools?: boolean
   /** The most characters of a child's answer a `task` result carries (beginning and end kept). Default 30,000. */
   maxAnswerChars?: number
-  /** A foreground `task` call's deadline in ms; 0 (the default) means none beyond the tools pipeline's longest timer. */
+  /** A foreground `task` call's deadline in ms; 0 (the default) means none: the parent's cancel stops the child. */
   timeoutMs?: number
 }
 

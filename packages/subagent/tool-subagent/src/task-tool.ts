@@ -16,8 +16,8 @@ export interface TaskToolHost {
   readonly timeoutMs: number
 }
 
-/** The longest deadline a timer holds: a foreground child has no deadline of its own by default. */
-const NO_DEADLINE = 2 ** 31 - 1
+/** dsh-tools' "no deadline": a foreground child has none of its own by default; the caller's cancel stops it. */
+const NO_DEADLINE = 0
 
 /**
  * `task` (R-SUB-3): starts a subagent of one of the configured agent types.
