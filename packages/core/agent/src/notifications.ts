@@ -1,4 +1,4 @@
-import { containedEmitter, heard, subjectFilter, type ContainedEmitter, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { containedEmitter, heard, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import type { Context, Events } from './cordis'
 import type { Agent } from './types'
 
@@ -29,46 +29,17 @@ export interface AgentEventEmitter {
  * stopping the others or the emitter.
  */
 export function agentEvents(ctx: Context, agent: Agent): AgentEventEmitter {
-  return new AgentEvents(ctx, agent)
-}
-
-/** The first value of `AgentEvents`' object fields, overwritten in the same constructor. */
-const unset = null as never
-
-/**
- * `agentEvents`' emitter. A class rather than an object literal with an
- * `emit` closure: every agent's emitter then shares one `emit` function (a
- * call site the loop's optimized code inlined stays valid when a new agent
- * appears), and its object fields are first set to `null` so that V8 types
- * them as any object from the first agent on instead of generalizing them
- * (and deoptimizing the code that inlined them) when the second agent's
- * values arrive. See .agents/notes/implemented/architecture/2026-12-02-perf-cold-shapes.md.
- */
-class AgentEvents implements AgentEventEmitter {
-  readonly filter: SubjectFilter
-  private readonly agent: Agent
-  private readonly emitter: ContainedEmitter
-  private readonly events: RawEvents
-  private readonly onError: (error: unknown) => void
-
-  constructor(ctx: Context, agent: Agent) {
-    this.filter = unset
-    this.agent = unset
-    this.emitter = unset
-    this.events = unset
-    this.onError = unset
-    this.filter = subjectFilter(agent.id)
-    this.agent = agent
-    this.emitter = containedEmitter(ctx)
-    this.events = this.emitter.events
-    const logger = ctx.logger('dsh-agent')
-    this.onError = (error) => logger.warn(error)
-  }
-
-  emit<K extends AgentNotification>(name: K, ...args: Rest<K>): void {
-    // Several notifications per turn (status, inbox) usually have no listener: no argument list is built for them.
-    if (!heard(this.events, name)) return
-    this.emitter.emit(this.filter, name, [this.agent, ...args], this.onError)
+  const filter = subjectFilter(agent.id)
+  const logger = ctx.logger('dsh-agent')
+  const onError = (error: unknown) => logger.warn(error)
+  const emitter = containedEmitter(ctx)
+  const events = emitter.events
+  return {
+    filter,
+    emit(name, ...args) {
+      // Several notifications per turn (status, inbox) usually have no listener: no argument list is built for them.
+      if (!heard(events, name)) return
+      emitter.emit(filter, name, [agent, ...args], onError)
+    },
   }
 }
-

@@ -21,23 +21,8 @@ interface RegisteredSection {
   readonly serial: number
 }
 
-/**
- * The first value of an object field of the classes below, overwritten in the
- * same constructor: a field that held `null` first is typed as any object
- * from the first instance on (see `RenderCache`).
- */
-const unset = null as never
-
-/**
- * One agent's last render and what it depended on. A class whose object
- * fields are first set to `null` in the constructor: V8 then types them as
- * "any object" while the first agent renders, instead of recording the first
- * value's hidden class and generalizing (and deoptimizing the loop's
- * functions that inlined this render) when a later agent brings a tools array
- * or a variables object of another hidden class. See
- * .agents/notes/implemented/architecture/2026-12-02-perf-cold-shapes.md.
- */
-class RenderCache {
+/** One agent's last render and what it depended on. */
+interface RenderCache {
   readonly sections: number
   readonly config: number
   readonly tools: readonly ToolSchema[]
@@ -47,46 +32,6 @@ class RenderCache {
   readonly vars: PromptVars
   readonly varsKey: string
   readonly result: AssembledContext
-
-  constructor(
-    sections: number,
-    config: number,
-    tools: readonly ToolSchema[],
-    input: PromptVars,
-    vars: PromptVars,
-    varsKey: string,
-    result: AssembledContext,
-  ) {
-    this.sections = sections
-    this.config = config
-    this.tools = unset
-    this.input = unset
-    this.vars = unset
-    this.varsKey = varsKey
-    this.result = unset
-    this.tools = tools
-    this.input = input
-    this.vars = vars
-    this.result = result
-  }
-}
-
-/**
- * The `{ system, tools }` a render produced, frozen. A class for the reason
- * `RenderCache` is one: `tools` is first set to `null`, so the tools arrays of
- * different agents (of different hidden classes) do not generalize the field
- * when a later agent appears.
- */
-class Assembly implements AssembledContext {
-  readonly system: string
-  readonly tools: readonly ToolSchema[]
-
-  constructor(system: string, tools: readonly ToolSchema[]) {
-    this.system = system
-    this.tools = unset
-    this.tools = tools
-    Object.freeze(this)
-  }
 }
 
 /** The identity and persona texts, resolved. */
@@ -194,8 +139,8 @@ export class PromptAssembler {
     if (fresh && cached.varsKey === key) return cached
     const sections = this.builtins.filter((section) => !this.registry.has(section.name, subject))
     for (const entry of this.registry.entries(subject)) sections.push(entry.value.section)
-    const result = new Assembly(renderSections(sections, vars), tools)
-    const render = new RenderCache(this.registry.version, this.configVersion, tools, input, vars, key, result)
+    const result: AssembledContext = Object.freeze({ system: renderSections(sections, vars), tools })
+    const render: RenderCache = { sections: this.registry.version, config: this.configVersion, tools, input, vars, varsKey: key, result }
     this.renders.set(subject, render)
     return render
   }
