@@ -126,8 +126,8 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
     else if (!(entry.type === 'steering/message' && dropped?.has(entry.item ?? ''))) {
       const data = entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message }
       // An admitted item as placed by the loop (admitted content, a deep-frozen message) is appended as built;
-      // a continuation's reason (a plugin's string) is checked.
-      if (entry.type === 'user/message' || entry.item !== undefined) host.appendBuilt(entry.type, data)
+      // a prompt-submit listener's content and a continuation's reason (a plugin's string) are checked.
+      if (entry.admitted === true || entry.item !== undefined) host.appendBuilt(entry.type, data)
       else host.append(entry.type, data)
     }
   }

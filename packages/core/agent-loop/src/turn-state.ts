@@ -11,6 +11,13 @@ export interface ProposedEntry {
   readonly type: 'user/message' | 'steering/message'
   /** The inbox item the message comes from, for steering. */
   readonly item?: string
+  /**
+   * The message was placed from content the inbox admitted (validated and
+   * deep-frozen then), so it may be logged without the check: true for a
+   * prompt whose `agent/prompt-submit` decision kept the admitted content and
+   * contexts, never for content a plugin handed back.
+   */
+  readonly admitted?: boolean
 }
 
 /** The batch `agent/pre-step` decides on, and the inbox items it would consume. */

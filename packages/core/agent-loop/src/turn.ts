@@ -78,10 +78,13 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
       state.end = { kind: 'blocked', reason: decision.reason }
       return
     }
+    // Only the admitted content itself may skip the log's check: a prompt-submit listener may hand back its own.
+    const admitted = decision.content === item.content && decision.additionalContexts === item.contexts
     proposal = {
       entries: placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement).map((placed) => ({
         placed,
         type: 'user/message' as const,
+        admitted,
       })),
       steering: [],
     }

@@ -72,6 +72,11 @@ export class InProcessProvider implements SubagentProvider {
       if (signal.aborted) return notRun('CANCELLED', 'the subagent was stopped before it started', 'cancelled')
       return notRun('SUBAGENT_FAILED', `the subagent could not start: ${error instanceof Error ? error.message : String(error)}`, 'failed')
     }
+    if (signal.aborted) {
+      // Cancelled while the child was being made: it never started, so nothing links or counts it.
+      await handle.dispose()
+      return notRun('CANCELLED', 'the subagent was stopped before it started', 'cancelled')
+    }
     const child = handle.agent
     const from = child.session.events.length
     try {

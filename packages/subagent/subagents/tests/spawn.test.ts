@@ -173,6 +173,33 @@ describe('cancel and teardown (R-SUB-1, R-SUB-4)', () => {
     await h.expectClean()
   })
 
+  it('a cancel that lands while the child is being created: the child never starts its turn, is disposed, and its run is closed as never started', async () => {
+    const gates = new Gates()
+    h = await harness({ respond: (request, who) => gates.hold(who, request) })
+    const parent = await h.agent()
+    let run: ReturnType<NonNullable<typeof h>['root']['subagents']['spawn']> | undefined
+    let created = ''
+    h.root.on('agent/created', (agent) => {
+      if (agent.id === parent.id || !run) return
+      created = agent.id
+      run.cancel()
+    })
+    run = h.root.subagents.spawn({ parent, prompt: 'Run.', description: 'run' })
+    expect(await run.result()).toMatchObject({ status: 'cancelled', modelCalls: 0, error: { code: 'CANCELLED', message: 'the subagent was stopped before it started' } })
+    expect(created).toBe(run.sessionId)
+    expect(h.root.agents.get(run.sessionId)).toBeUndefined()
+    // Its session, if it was saved at creation, holds no turn (and names its parent in its meta).
+    const stored = (await h.root.sessionPersistence.exists(run.sessionId)) ? (await h.root.sessionPersistence.load(run.sessionId)).events : []
+    expect(stored.filter((event) => event.type === 'turn/start')).toEqual([])
+    // The run is linked (its session may exist) and closed as never started, with no model call.
+    expect(records(parent.session, 'subagent/')).toEqual([
+      { type: 'subagent/started', runId: '#1', sessionId: 'p-sub-*', agentType: 'explore', description: 'run', background: false },
+      { type: 'subagent/finished', runId: '#1', status: 'cancelled', usage: empty, modelCalls: 0, error: { code: 'CANCELLED', message: 'the subagent was stopped before it started' } },
+    ])
+    expect(gates.log).toEqual([])
+    await h.expectClean()
+  })
+
   it('disposing the parent cancels and disposes every child it has, running or queued, before the disposal resolves', async () => {
     const gates = new Gates()
     h = await harness({ respond: (request, who) => gates.hold(who, request), subagents: { maxConcurrent: 2 } })
