@@ -123,7 +123,24 @@ export class ServerConnection {
     this.link = undefined
     if (this.tools.length > 0) this.setTools([], 'gone')
     if (this.state !== 'closed') this.setState('closed')
-    await link?.close().catch(() => {})
+    this.retire(link)
+    // Every link dropped before (a failed attempt, a lost or restarted connection) may still be stopping its
+    // process: the SDK ends a child's stdin, then SIGTERMs it only after 2 s on an unref'd timer, so a host
+    // that went on and exited meanwhile would leave a server that ignores its stdin running.
+    await Promise.all(this.retiring)
+  }
+
+  /** Links being closed, each removed once its close settled. */
+  private readonly retiring = new Set<Promise<void>>()
+
+  /** Closes a dropped link in the background, tracked so that `close()` waits for it. */
+  private retire(link: Link | undefined): void {
+    if (!link) return
+    const closing: Promise<void> = link.close().then(
+      () => void this.retiring.delete(closing),
+      () => void this.retiring.delete(closing),
+    )
+    this.retiring.add(closing)
   }
 
   /** Drops the current connection (if any) and tries again now, with a fresh count of attempts. */
@@ -133,7 +150,7 @@ export class ServerConnection {
     clearTimeout(this.timer)
     const link = this.link
     this.link = undefined
-    void link?.close().catch(() => {})
+    this.retire(link)
     this.attempts = 0
     this.streak = 0
     void this.attempt()
@@ -227,7 +244,7 @@ export class ServerConnection {
     } catch (error) {
       if (generation !== this.generation) return
       this.link = undefined
-      void link.close().catch(() => {})
+      this.retire(link)
       this.attempts++
       this.streak++
       this.error = this.describe(error, 'could not connect')
@@ -285,7 +302,7 @@ export class ServerConnection {
     this.generation++
     const link = this.link
     this.link = undefined
-    void link?.close().catch(() => {})
+    this.retire(link)
     if (Date.now() - this.connectedAt >= this.options.restart.maxDelayMs) this.streak = 0
     this.streak++
     this.error = why

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { ChildProcess } from 'node:child_process'
 import type { ResolvedServer } from './server-config'
 
 /** The client's name and version in the MCP handshake. */
@@ -54,11 +55,23 @@ export function openLink(server: ResolvedServer, stderr: StderrTail): Link {
       stderr: 'pipe',
     })
     transport.stderr?.on('data', (chunk: Buffer | string) => stderr.push(String(chunk)))
+    // The child, kept from its spawn: the SDK forgets it as soon as a close starts (its own close on a
+    // failed handshake included), and stops it on unref'd timers that a host exiting meanwhile never runs.
+    let child: ChildProcess | undefined
+    const start = transport.start.bind(transport)
+    transport.start = async () => {
+      const started = start()
+      child = (transport as unknown as { _process?: ChildProcess })._process
+      await started
+    }
     return {
       client,
       transport,
       pid: () => transport.pid ?? undefined,
-      close: () => client.close(),
+      async close() {
+        await client.close()
+        if (child) await stopChild(child)
+      },
     }
   }
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
@@ -74,6 +87,34 @@ export function openLink(server: ResolvedServer, stderr: StderrTail): Link {
       await client.close()
     },
   }
+}
+
+/**
+ * Resolves once `child` has exited: at once if it has; else after its stdin
+ * closed it gets 2 s to exit on its own, then SIGTERM and 2 s more, then
+ * SIGKILL (the SDK's own order, on timers that keep the host alive until the
+ * child is gone).
+ */
+async function stopChild(child: ChildProcess): Promise<void> {
+  const done = () => child.exitCode !== null || child.signalCode !== null
+  if (done()) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const waited = async (ms: number): Promise<boolean> => {
+    let timer: NodeJS.Timeout | undefined
+    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))])
+    clearTimeout(timer)
+    return gone || done()
+  }
+  try {
+    child.stdin?.end()
+  } catch {
+    // A closed pipe: the child is on its way out.
+  }
+  if (await waited(2000)) return
+  child.kill('SIGTERM')
+  if (await waited(2000)) return
+  child.kill('SIGKILL')
+  await waited(2000)
 }
 
 /** Waits for `task` at most `ms` milliseconds; its failure is ignored (a closing link reports nothing). */
