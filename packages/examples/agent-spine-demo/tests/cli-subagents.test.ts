@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
+import { processesWith } from '@deepseek-ai/dsh-testkit'
 import { runDemo, sessionFiles, startDemo, tempDir, workspace } from './helpers'
 
 /** A workspace whose scripted model plays `script` (one entry per model call, parent and children alike), and a home of its own. */
@@ -8,20 +9,6 @@ function setup(script: unknown[]) {
   const cwd = workspace()
   writeFileSync(join(cwd, 'dsh.config.json'), JSON.stringify({ scripted: { script } }))
   return { cwd, data: tempDir(), env: { HOME: tempDir('dsh-home-') } }
-}
-
-/** The pids of live processes whose command line contains `marker` (from /proc; the demo's shell may run in a PID namespace). */
-function processesWith(marker: string): number[] {
-  const found: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry))
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return found
 }
 
 // Each test drives a real `dsh-demo` process; one after another, so a loaded machine does not starve them.

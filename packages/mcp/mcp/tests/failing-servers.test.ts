@@ -1,7 +1,6 @@
-import { readFileSync, readdirSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { trace } from '@deepseek-ai/dsh-testkit'
+import { alive, processesWith, trace } from '@deepseek-ai/dsh-testkit'
 import type { McpServerState } from '@deepseek-ai/dsh-mcp'
 import { restartDelay } from '../src/connection'
 import { connected, everything, execute, mcpSpine, resultText, silent, stateOf, type McpSpine } from './helpers'
@@ -11,31 +10,6 @@ const servers: TestHttpServer[] = []
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.stop()
 })
-
-/** This process's children running `silent()`'s script (Linux /proc). */
-function silentChildren(): number[] {
-  const out: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('setInterval')) out.push(Number(name))
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** The states one server moves through from now on, as `mcp/state` announces them. */
 function states(kit: McpSpine, server: string): McpServerState[] {
@@ -96,7 +70,7 @@ describe('a failing server never takes the agent down (R-MCP-3)', () => {
     expect(restarting).toMatchObject({ state: 'restarting', attempts: 1, error: 'could not connect: no answer within 100 ms' })
     // The failed attempt's process (which ignores its closed stdin) is gone once the plugin is unloaded:
     // the host may exit right after, and nothing would stop it then.
-    const children = silentChildren()
+    const children = processesWith('setInterval', { childrenOf: process.pid })
     expect(children).toHaveLength(1)
     await kit.fiber.dispose()
     expect(children.filter(alive)).toEqual([])

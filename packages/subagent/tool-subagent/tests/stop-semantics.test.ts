@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentCancelCause } from '@deepseek-ai/dsh-agent'
 import type { AnySessionEvent, SessionId } from '@deepseek-ai/dsh-session'
-import { trace } from '@deepseek-ai/dsh-testkit'
+import { alive, trace } from '@deepseek-ai/dsh-testkit'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { Gates, harness, look, records, taskCall, toolResults, waitTool, type Harness } from './helpers'
 
@@ -33,16 +33,6 @@ function tail(events: readonly AnySessionEvent[]): string[] {
     if (event.type === 'tool/call') return `tool/call ${event.data.name}`
     return event.type
   })
-}
-
-/** Whether a process with this pid exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 async function pidIn(file: string): Promise<number> {

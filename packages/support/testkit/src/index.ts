@@ -13,6 +13,7 @@ export type { AppendAttempt, RefusingLogRecord } from './refusing-log'
 export { deferred } from './deferred'
 export type { Deferred } from './deferred'
 export { settle } from './settle'
+export { alive, processesWith } from './processes'
 export { gatedTool } from './gated-tool'
 export type { GatedTool } from './gated-tool'
 

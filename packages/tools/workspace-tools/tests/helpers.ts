@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Context } from 'cordis'
@@ -95,30 +95,6 @@ export async function mount(root: string, config: Partial<WorkspaceToolsOptions>
   return { ctx, run, asked }
 }
 
-/** Whether a process with this pid exists (a signal-0 probe). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** The pids of live processes whose command line contains `marker` (from /proc). */
-export function processesWith(marker: string): number[] {
-  const found: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry))
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return found
-}
-
 /** Whether bubblewrap is installed (on the PATH). */
 export function hasBubblewrap(): boolean {
   try {
@@ -128,3 +104,5 @@ export function hasBubblewrap(): boolean {
     return false
   }
 }
+
+export { alive, processesWith } from '@deepseek-ai/dsh-testkit'

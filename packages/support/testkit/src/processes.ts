@@ -1,0 +1,35 @@
+import { readFileSync, readdirSync } from 'node:fs'
+
+/** Whether a process with this pid exists (a signal-0 probe). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The pids of live processes (other than this one) whose command line
+ * contains `marker`, read from Linux's /proc; with `childrenOf`, only the
+ * direct children of that pid. For tests that check what a tool, a server or
+ * an agent left running.
+ */
+export function processesWith(marker: string, options: { childrenOf?: number } = {}): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (options.childrenOf !== undefined) {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        // The fields after the command's closing parenthesis: state, then the parent's pid.
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== options.childrenOf) continue
+      }
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry))
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found
+}
