@@ -1,5 +1,5 @@
 import { Context } from 'cordis'
-import LlmService, { type GenerateOptions, type LlmAdapter, type ModelInfo, type StreamChunk } from '@deepseek-ai/dsh-llm'
+import LlmService, { type ContentChunk, type ContentRedactor, type GenerateOptions, type LlmAdapter, type ModelInfo, type StreamChunk } from '@deepseek-ai/dsh-llm'
 
 /** A root context with `ctx.llm` mounted. */
 export async function mountLlm(): Promise<Context> {
@@ -71,3 +71,13 @@ export function fakeAdapter(
 
 export const stop: StreamChunk = { type: 'finish', reason: { kind: 'stop' } }
 export const hello: StreamChunk = { type: 'text-delta', index: 0, text: 'hello' }
+
+/** Runs text deltas of block 0 through a redactor, then flushes: the text chunks a consumer would see. */
+export function redactedThrough(redactor: ContentRedactor, deltas: string[]): ContentChunk[] {
+  const out: ContentChunk[] = []
+  for (const text of deltas) {
+    const passed = redactor.pass({ type: 'text-delta', index: 0, text })
+    if (passed) out.push(passed)
+  }
+  return [...out, ...redactor.flush()]
+}

@@ -1,6 +1,7 @@
 import type { CallId, ContentChunk } from '@deepseek-ai/dsh-llm'
 import { ContentRedactor, REDACTED, Secrets, redactUserinfo } from '@deepseek-ai/dsh-llm'
 import { describe, expect, it } from 'vitest'
+import { redactedThrough } from './helpers'
 
 // Fake credentials, built so that no real key appears in the source or the test output.
 const key = 'sk-ant-shared-test-0123456789'
@@ -8,15 +9,7 @@ const token = 'proxy-token-abcdef'
 const secrets = new Secrets(key, { 'X-Proxy-Token': token, 'X-Trace': 'not-a-secret-value' })
 const none = new Secrets(undefined, {})
 
-/** Runs text deltas of block 0 through a redactor, then flushes: the text chunks a consumer would see. */
-function through(redactor: ContentRedactor, deltas: string[]): ContentChunk[] {
-  const out: ContentChunk[] = []
-  for (const text of deltas) {
-    const passed = redactor.pass({ type: 'text-delta', index: 0, text })
-    if (passed) out.push(passed)
-  }
-  return [...out, ...redactor.flush()]
-}
+const through = redactedThrough
 
 describe('Secrets.redact: credential shapes that are not this call’s own', () => {
   it.each([

@@ -1,22 +1,14 @@
 import fc from 'fast-check'
-import type { StreamChunk } from '@deepseek-ai/dsh-llm'
 import { describe, expect, it } from 'vitest'
-// The redactor is internal; its contract is tested here, its use over HTTP in failures.test.ts.
-import { ContentRedactor, Secrets, type ContentChunk } from '../src/redact'
+// The shared redactor's contract on stream text; every adapter's use of it over HTTP is tested in its own package.
+import { ContentRedactor, Secrets, type ContentChunk, type StreamChunk } from '@deepseek-ai/dsh-llm'
+import { redactedThrough } from './helpers'
 
 const key = 'sk-redact-test-0123456789'
 const token = 'proxy-token-abcdef'
 const secrets = new Secrets(key, { 'X-Proxy-Token': token, 'X-Trace': 'not-a-secret-value' })
 
-/** Runs text deltas of block 0 through a redactor, then flushes: the chunks a consumer would see. */
-function through(redactor: ContentRedactor, deltas: string[]): ContentChunk[] {
-  const out: ContentChunk[] = []
-  for (const text of deltas) {
-    const passed = redactor.pass({ type: 'text-delta', index: 0, text })
-    if (passed) out.push(passed)
-  }
-  return [...out, ...redactor.flush()]
-}
+const through = redactedThrough
 
 const joined = (chunks: readonly StreamChunk[]) => chunks.map((c) => (c.type === 'text-delta' ? c.text : '')).join('')
 
