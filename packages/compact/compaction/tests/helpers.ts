@@ -1,12 +1,11 @@
-import type { Agent, AgentHandle } from '@deepseek-ai/dsh-agent'
 import AgentSpine from '@deepseek-ai/dsh-agent-spine'
 import type { LlmRequest, Message } from '@deepseek-ai/dsh-llm'
-import { ScriptedModel, type Responder, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
+import type { ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
 import JsonlSessionPersistence from '@deepseek-ai/dsh-session-jsonl'
-import { memoryPersistence, MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
+import type { AnySessionEvent, MemorySessionPersistence, Session } from '@deepseek-ai/dsh-session'
+import { bundleApp } from '@deepseek-ai/dsh-testkit'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
-import { Context } from 'cordis'
-import { expect } from 'vitest'
+import type { Context } from 'cordis'
 import Compaction, { SUMMARY_SYSTEM_PROMPT, type CompactionConfig, type TokenEstimator } from '../src'
 
 /** One token per character, no overhead, an empty header: sizes a test can add up by hand. */
@@ -55,82 +54,35 @@ export interface HarnessOptions {
 }
 
 /**
- * The app as the demo composes it: the spine bundle (dsh-agent-spine: the
- * real loop, with `ctx.invariants` under policy `throw` and the log-structure,
- * registry-pairing and request-reconstruction companions), a scripted model
- * whose `test-model` reports the window, memory persistence, and
- * dsh-compaction beside the bundle. Requests are split: the summarizer's go
- * to `summary`, the agent's to `respond`; both are recorded in order.
- *
- * (The request-reconstruction companion lives in dsh-agent-loop, which a
- * plugin may not depend on, even for tests; the bundle mounts it.)
+ * The kit's app (`bundleApp`: the spine bundle, with `ctx.invariants` under
+ * policy `throw` and the log-structure, registry-pairing and
+ * request-reconstruction companions, a scripted model, memory persistence)
+ * with a `test-model` that reports the window and dsh-compaction beside the
+ * bundle. The summarizer's requests take their own route (`summary`); the
+ * agent's go to `respond`; both are recorded in order.
  */
 export async function harness(options: HarnessOptions = {}) {
-  const agentRequests: LlmRequest[] = []
-  const summaryRequests: LlmRequest[] = []
-  const respond: Responder = (request) => {
-    if (isSummaryRequest(request)) {
-      summaryRequests.push(request)
-      return options.summary ? options.summary(request, summaryRequests.length - 1) : { text: `Summary #${summaryRequests.length}.`, usage: { inputTokens: 50, outputTokens: 5 } }
-    }
-    agentRequests.push(request)
-    return options.respond ? options.respond(request, agentRequests.length - 1) : { text: `Answer ${agentRequests.length}.`, usage: false }
-  }
-  const root = new Context()
-  const spine = root.plugin(AgentSpine, {
-    agents: [],
-    systemPrompt: { identity: 'You are a test agent.', persona: '' },
-    invariants: { policy: 'throw' },
-    retry: { baseDelayMs: 0, maxDelayMs: 0 },
-    ...(options.defaultModel ? { defaultModel: options.defaultModel } : {}),
-  })
-  await spine
-  const model = new ScriptedModel({
+  const jsonl = options.jsonl
+  const app = await bundleApp({
+    bundle: AgentSpine,
+    bundleConfig: options.defaultModel ? { defaultModel: options.defaultModel } : {},
     models: [{ id: 'test-model', contextWindow: options.window ?? 1_000, maxOutputTokens: options.maxOutput ?? 200 }, ...(options.models ?? [])],
-    respond,
+    respond: (request, call) => (options.respond ? options.respond(request, call) : { text: `Answer ${call + 1}.`, usage: false }),
+    routes: {
+      summary: {
+        match: isSummaryRequest,
+        respond: (request, call) => (options.summary ? options.summary(request, call) : { text: `Summary #${call + 1}.`, usage: { inputTokens: 50, outputTokens: 5 } }),
+      },
+    },
+    tools: options.tools ?? [],
+    ...(options.backend ? { backend: options.backend } : {}),
+    ...(jsonl === undefined ? {} : { persistence: (root: Context) => root.plugin(JsonlSessionPersistence, { directory: jsonl }) }),
+    plugins: (root) => (options.compaction === false ? [] : [root.plugin(Compaction, options.config ?? {})]),
+    agentOptions: options.defaultModel ? {} : { provider: 'scripted', model: 'test-model' },
   })
-  root.llm.registerAdapter(['scripted'], model)
-  for (const tool of options.tools ?? []) root.tools.register(tool)
-  const backend = options.backend ?? new MemorySessionPersistence()
-  const persistence = options.jsonl === undefined ? root.plugin(memoryPersistence, { backend }) : root.plugin(JsonlSessionPersistence, { directory: options.jsonl })
-  await persistence
-  const compaction = options.compaction === false ? undefined : root.plugin(Compaction, options.config ?? {})
-  await compaction
-  if (compaction && options.estimator !== 'default') root.compaction.setEstimator(options.estimator ?? charEstimator)
-  const handles: AgentHandle[] = []
-  const agentOptions = options.defaultModel ? {} : { provider: 'scripted', model: 'test-model' }
-  return {
-    root,
-    model,
-    backend,
-    handles,
-    agentRequests,
-    summaryRequests,
-    /** Creates an agent on session `id`. */
-    async agent(id = 'a'): Promise<Agent> {
-      const handle = await root.agents.create({ sessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    /** Resumes session `id` from the backend. */
-    async resume(id = 'a'): Promise<Agent> {
-      const handle = await root.agents.resume({ resumeSessionId: SessionId(id), agentOptions })
-      handles.push(handle)
-      return handle.agent
-    },
-    /** No invariant found anything, now or on the way. */
-    async expectClean() {
-      expect(await root.invariants.check()).toEqual([])
-      expect(root.invariants.violations).toEqual([])
-    },
-    /** Disposes the agents (their sessions flush), then the app. */
-    async dispose() {
-      for (const handle of handles.splice(0)) await handle.dispose()
-      await compaction?.dispose()
-      await persistence.dispose()
-      await spine.dispose()
-    },
-  }
+  // The estimator is dsh-compaction's own service API, so it is set here, before any agent exists.
+  if (options.compaction !== false && options.estimator !== 'default') app.root.compaction.setEstimator(options.estimator ?? charEstimator)
+  return { ...app, agentRequests: app.answered, summaryRequests: app.routed.summary! }
 }
 
 /** What `harness()` resolves to. */

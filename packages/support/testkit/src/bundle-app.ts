@@ -1,7 +1,7 @@
 import '@deepseek-ai/dsh-agent'
 import type { Agent, AgentHandle, AgentOptions } from '@deepseek-ai/dsh-agent'
 import '@deepseek-ai/dsh-llm'
-import type { GenerateOptions } from '@deepseek-ai/dsh-llm'
+import type { GenerateOptions, ModelInfo } from '@deepseek-ai/dsh-llm'
 import { ScriptedModel, type ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
 import { memoryPersistence, MemorySessionPersistence, SessionId } from '@deepseek-ai/dsh-session'
 import '@deepseek-ai/dsh-tools'
@@ -12,6 +12,25 @@ import { Context, type Fiber } from './cordis'
 /** A mounted plugin as `ctx.plugin()` returns it: awaitable, disposable. */
 type Mounted = PromiseLike<unknown> & { dispose(): unknown }
 
+/**
+ * Answers a model call: given the generate options (the request, with the
+ * call's signal) and the call's 0-based index among the calls this responder
+ * answered (not among all of the model's calls).
+ */
+export type BundleResponder = (request: GenerateOptions, call: number) => string | ScriptReply | Promise<string | ScriptReply>
+
+/**
+ * A lane of model calls kept apart from the agents' own: a call `match`
+ * accepts is answered by `respond` (counting its own calls) and recorded in
+ * `app.routed[name]`, never in `app.answered`. A plugin that calls the model
+ * itself (dsh-compaction's summarizer, a title generator…) gets its own
+ * answers while the agents' responder keeps counting only the agents' calls.
+ */
+export interface BundleRoute {
+  match(request: GenerateOptions): boolean
+  respond: BundleResponder
+}
+
 export interface BundleAppOptions {
   /**
    * The spine bundle: `@deepseek-ai/dsh-agent-spine`'s default export. Passed
@@ -21,8 +40,12 @@ export interface BundleAppOptions {
   bundle: Parameters<Context['plugin']>[0]
   /** Merged over the bundle config the kit uses (`agents: []`, invariants `throw`, no retry delay, the test identity). */
   bundleConfig?: Record<string, unknown>
-  /** Answers every model call; it is given the generate options (the request, with the call's signal). */
-  respond: (request: GenerateOptions) => string | ScriptReply | Promise<string | ScriptReply>
+  /** Answers every model call no route takes (see `BundleResponder`); those calls are recorded in `app.answered`. */
+  respond: BundleResponder
+  /** Lanes of calls answered apart, by name; a call goes to the first route whose `match` accepts it (see `BundleRoute`). */
+  routes?: Record<string, BundleRoute>
+  /** What the scripted model reports per model id (context window, output limit…); unknown ids get `{ id }`. */
+  models?: readonly ModelInfo[]
   /** Tools registered on the root after the bundle (none by default). */
   tools?: ToolDefinition<any>[]
   /** The memory backend sessions persist to (default: a new one): pass the same one to a second app to resume there. */
@@ -41,7 +64,9 @@ export interface BundleAppOptions {
  * `ScriptedModel` as provider `scripted` answering through `respond`,
  * persistence (memory on `backend`, which outlives agents so a test can
  * resume), then the plugins under test beside the bundle (dsh-tasks,
- * dsh-subagents, dsh-tool-subagent…).
+ * dsh-subagents, dsh-tool-subagent, dsh-compaction…). Calls a `routes` entry
+ * matches are answered and recorded apart from the agents' (`routed`,
+ * `answered`).
  *
  * `agent(id)` creates and `resume(id)` resumes an agent, keeping its handle;
  * `disposeAgent(agent)` disposes one; `expectClean()` asserts that the
@@ -59,7 +84,20 @@ export async function bundleApp(options: BundleAppOptions) {
     ...options.bundleConfig,
   }) as Fiber
   await spine
-  const model = new ScriptedModel({ respond: (request) => options.respond(request as GenerateOptions) })
+  const answered: GenerateOptions[] = []
+  const routes = Object.entries(options.routes ?? {})
+  const routed: Record<string, GenerateOptions[]> = Object.fromEntries(routes.map(([name]) => [name, []]))
+  const respond = (request: GenerateOptions) => {
+    for (const [name, route] of routes) {
+      if (!route.match(request)) continue
+      const calls = routed[name]!
+      calls.push(request)
+      return route.respond(request, calls.length - 1)
+    }
+    answered.push(request)
+    return options.respond(request, answered.length - 1)
+  }
+  const model = new ScriptedModel({ respond: (request) => respond(request as GenerateOptions), ...(options.models ? { models: options.models } : {}) })
   root.llm.registerAdapter(['scripted'], model)
   for (const tool of options.tools ?? []) root.tools.register(tool)
   const backend = options.backend ?? new MemorySessionPersistence()
@@ -77,6 +115,10 @@ export async function bundleApp(options: BundleAppOptions) {
     handles,
     /** The fibers of `options.plugins`, in mount order. */
     plugins,
+    /** The calls `respond` answered (no route took them), in order. */
+    answered,
+    /** The calls each route answered, by route name, in order. */
+    routed,
     async agent(id = 'a'): Promise<Agent> {
       const handle = await root.agents.create({ sessionId: SessionId(id), agentOptions })
       handles.push(handle)
