@@ -14,7 +14,10 @@ export interface BudgetCheck {
   budget: Budget
   /** The dsh median; undefined when dsh produced no figure. */
   value: number | undefined
+  /** The budget is met. */
   ok: boolean
+  /** Why dsh's runs were skipped (a precondition missing here): the budget was not measured, so it is not missed either. */
+  skipped?: string
 }
 
 /**
@@ -55,14 +58,20 @@ function meets(budget: Budget, value: number | undefined): boolean {
 export function budgetChecks(report: BenchReport): BudgetCheck[] {
   const checks: BudgetCheck[] = []
   for (const result of report.scenarios) {
+    const skipped = result.subjects.dsh?.skipped
     for (const metric of specOf(result).metrics) {
       for (const budget of budgetsOf(metric)) {
         const value = result.subjects.dsh?.median[metric.key]
-        checks.push({ scenario: result.id, metric: metric.key, budget, value, ok: meets(budget, value) })
+        checks.push({ scenario: result.id, metric: metric.key, budget, value, ok: meets(budget, value), ...(skipped === undefined ? {} : { skipped }) })
       }
     }
   }
   return checks
+}
+
+/** The budgets measured and not met: a skipped scenario's budgets are not among them. */
+export function missedBudgets(checks: readonly BudgetCheck[]): BudgetCheck[] {
+  return checks.filter((check) => !check.ok && check.skipped === undefined)
 }
 
 /**
@@ -113,12 +122,13 @@ function withUnit(value: number | undefined, metric: Pick<MetricSpec, 'unit' | '
   return `${number(value, metric.digits)}${unit}`
 }
 
-function budgetCell(metric: MetricSpec, value: number | undefined): string {
+function budgetCell(metric: MetricSpec, value: number | undefined, skipped: boolean): string {
   return budgetsOf(metric)
     .map((budget) => {
       const digits = Number.isInteger(budget.limit) ? 0 : String(budget.limit).split('.')[1]!.length
       const from = budget.source.startsWith('issue') ? ` (${budget.source})` : ''
-      return `${budget.op === '<=' ? '≤' : '≥'} ${withUnit(budget.limit, { ...metric, digits })}${from} ${meets(budget, value) ? '✅' : '❌'}`
+      const mark = skipped ? '(not measured)' : meets(budget, value) ? '✅' : '❌'
+      return `${budget.op === '<=' ? '≤' : '≥'} ${withUnit(budget.limit, { ...metric, digits })}${from} ${mark}`
     })
     .join(' · ')
 }
@@ -183,8 +193,16 @@ export function markdown(report: BenchReport): string {
     notes.push(`- **${result.title}**: ${result.description}. Runs: ${runCounts}.`)
     for (const [subject, r] of Object.entries(result.subjects)) {
       if (r?.error) notes.push(`  - ${subject} could not run: ${r.error.split('\n')[0]}`)
+      if (r?.skipped) notes.push(`  - ${subject} skipped: ${r.skipped}`)
     }
+    const skipped = result.subjects.dsh?.skipped
     let first = true
+    if (skipped !== undefined) {
+      // One row saying why, in place of the figures; its budgets are not measured.
+      const budgeted = spec.metrics.some((metric) => budgetsOf(metric).length > 0)
+      lines.push(`| **${result.title}** | skipped: ${skipped.replaceAll('|', '\\|')} | — |  |  |  |  | ${budgeted ? 'not measured' : ''} |`)
+      first = false
+    }
     for (const metric of spec.metrics) {
       const dsh = result.subjects.dsh?.median[metric.key]
       const peer = PEERS.map(({ id }) => result.subjects[id]?.median[metric.key])
@@ -199,7 +217,7 @@ export function markdown(report: BenchReport): string {
         withUnit(dsh, metric),
         ...peer.map((v, i) => (PEERS[i]!.id in result.subjects ? withUnit(v, metric) : '')),
         ...ratios,
-        budgetCell(metric, dsh),
+        budgetCell(metric, dsh, skipped !== undefined),
       ]
       first = false
       lines.push(`| ${cells.join(' | ')} |`)
@@ -207,12 +225,18 @@ export function markdown(report: BenchReport): string {
   }
   lines.push('')
   lines.push(...notes)
-  const missed = budgetChecks(report).filter((check) => !check.ok)
+  const missed = missedBudgets(budgetChecks(report))
+  const skippedScenarios = report.scenarios.filter((result) => result.subjects.dsh?.skipped !== undefined)
   lines.push('')
   lines.push(
     missed.length === 0
-      ? 'Every budget is met.'
+      ? skippedScenarios.length === 0
+        ? 'Every budget is met.'
+        : 'Every budget measured is met.'
       : `Budgets missed: ${missed.map((c) => `${c.scenario} ${c.metric} (${c.value === undefined ? 'no figure' : number(c.value, 2)} vs ${c.budget.op} ${c.budget.limit}${c.budget.source.startsWith('issue') ? `, ${c.budget.source}` : ''})`).join('; ')}.`,
   )
+  if (skippedScenarios.length > 0) {
+    lines.push(`Skipped, budgets not measured: ${skippedScenarios.map((result) => `${result.id} (${result.subjects.dsh!.skipped})`).join('; ')}.`)
+  }
   return lines.join('\n')
 }

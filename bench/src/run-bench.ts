@@ -35,6 +35,12 @@ export interface SubjectResult {
   median: Metrics
   /** Why the subject could not run (peers only: a dsh failure fails the bench). */
   error?: string
+  /**
+   * Why its runs were skipped: the scenario found a precondition missing
+   * here (`ScenarioSkipped`), so there is no figure and its budgets are not
+   * checked. Only the first run is tried.
+   */
+  skipped?: string
 }
 
 export interface ScenarioResult {
@@ -98,13 +104,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const runs = new Map(subjects.map((s) => [s, options.runs ?? scenario.runs(options.mode, s)]))
     const collected = new Map<SubjectId, Metrics[]>(subjects.map((s) => [s, []]))
     const failed = new Map<SubjectId, string>()
+    const skipped = new Map<SubjectId, string>()
     const most = Math.max(...runs.values())
     for (let round = 0; round < most; round++) {
       for (const subject of subjects) {
-        if (round >= runs.get(subject)! || failed.has(subject)) continue
+        if (round >= runs.get(subject)! || failed.has(subject) || skipped.has(subject)) continue
         const t0 = performance.now()
         try {
-          const { result: metrics } = await runChild(CHILD, [scenario.id, subject, JSON.stringify(params)], options.nodeFlags, options.node)
+          const { result: metrics, skipped: reason } = await runChild(CHILD, [scenario.id, subject, JSON.stringify(params)], options.nodeFlags, options.node)
+          if (reason !== undefined) {
+            skipped.set(subject, reason)
+            log(`  ${subject} skipped: ${reason}`)
+            continue
+          }
           collected.get(subject)!.push(metrics as Metrics)
           log(`  ${subject} run ${round + 1}/${runs.get(subject)} (${((performance.now() - t0) / 1000).toFixed(1)} s): ${summary(metrics as Metrics)}`)
         } catch (error) {
@@ -117,7 +129,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
     for (const subject of subjects) {
       const list = collected.get(subject)!
-      result.subjects[subject] = { runs: list, median: medians(list), ...(failed.has(subject) ? { error: failed.get(subject) } : {}) }
+      result.subjects[subject] = {
+        runs: list,
+        median: medians(list),
+        ...(failed.has(subject) ? { error: failed.get(subject) } : {}),
+        ...(skipped.has(subject) ? { skipped: skipped.get(subject) } : {}),
+      }
     }
   }
   report.load.end = load()

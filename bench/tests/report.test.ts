@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { median } from '../src/lib/measure.ts'
 import { parseNodeOption, positiveInteger } from '../src/lib/options.ts'
-import { budgetChecks, criterionChecks, markdown, peerOverDsh } from '../src/report.ts'
+import { budgetChecks, criterionChecks, markdown, missedBudgets, peerOverDsh } from '../src/report.ts'
 import type { BenchReport } from '../src/run-bench.ts'
 
 const one = (metrics: Record<string, number>) => ({ runs: [metrics], median: metrics })
@@ -139,6 +139,54 @@ describe('markdown', () => {
       '',
       'Budgets missed: growth ratio (no figure vs <= 1.5); growth heapPerEvent (150.00 vs <= 145, issue 18); streaming chunksPerSecondJsonl (200,000.00 vs >= 250000).',
     ])
+  })
+})
+
+describe('a skipped scenario', () => {
+  const reason = 'DSH_PG_URL is not set: point it at a PostgreSQL database'
+  const skippedReport: BenchReport = {
+    ...report,
+    scenarios: [
+      report.scenarios[1]!,
+      {
+        id: 'session-postgres',
+        title: '10. Sessions on PostgreSQL',
+        description: 'appends, resume, takeover',
+        params: {},
+        subjects: { dsh: { runs: [], median: {}, skipped: reason } },
+      },
+    ],
+  }
+
+  it('has its budgets checked as not measured, with the reason, and never among the missed ones', () => {
+    const checks = budgetChecks(skippedReport)
+    expect(checks.filter((check) => check.scenario === 'session-postgres')).toEqual([
+      { scenario: 'session-postgres', metric: 'appendEventsPerSecond', budget: { op: '>=', limit: 50_000, source: 'issue 23' }, value: undefined, ok: false, skipped: reason },
+      { scenario: 'session-postgres', metric: 'resumeMs', budget: { op: '<=', limit: 10_000, source: 'issue 23' }, value: undefined, ok: false, skipped: reason },
+      { scenario: 'session-postgres', metric: 'peakRssMb', budget: { op: '<=', limit: 400, source: 'issue 23' }, value: undefined, ok: false, skipped: reason },
+      { scenario: 'session-postgres', metric: 'takeoverMs', budget: { op: '<=', limit: 5_000, source: 'issue 23' }, value: undefined, ok: false, skipped: reason },
+    ])
+    expect(missedBudgets(checks).map((check) => `${check.scenario} ${check.metric}`)).toEqual(['growth ratio', 'growth heapPerEvent'])
+  })
+
+  it('shows one row with the reason in the table and is named as skipped, not as a missed budget', () => {
+    const lines = markdown(skippedReport).split('\n')
+    expect(lines.slice(lines.indexOf('| **3. Growth** | heap per logged event | 150 B |  |  |  |  | ≤ 200 B ✅ · ≤ 145 B (issue 18) ❌ |'))).toEqual([
+      '| **3. Growth** | heap per logged event | 150 B |  |  |  |  | ≤ 200 B ✅ · ≤ 145 B (issue 18) ❌ |',
+      `| **10. Sessions on PostgreSQL** | skipped: ${reason} | — |  |  |  |  | not measured |`,
+      '',
+      '- **3. Growth**: 10,000 text turns. Runs: dsh 1.',
+      '- **10. Sessions on PostgreSQL**: appends, resume, takeover. Runs: dsh 0.',
+      `  - dsh skipped: ${reason}`,
+      '',
+      'Budgets missed: growth ratio (no figure vs <= 1.5); growth heapPerEvent (150.00 vs <= 145, issue 18).',
+      `Skipped, budgets not measured: session-postgres (${reason}).`,
+    ])
+  })
+
+  it('leaves "every budget measured is met" when nothing measured missed', () => {
+    const only = { ...skippedReport, scenarios: [skippedReport.scenarios[1]!] }
+    expect(markdown(only).split('\n').slice(-2)).toEqual(['Every budget measured is met.', `Skipped, budgets not measured: session-postgres (${reason}).`])
   })
 })
 

@@ -81,8 +81,28 @@ export interface Scenario<P extends object = object> {
   params(mode: Mode): P
   /** How many child processes (runs) per subject; the table shows the median. */
   runs(mode: Mode, subject: SubjectId): number
-  /** Runs once, in a child process started with `--expose-gc`. */
+  /**
+   * Runs once, in a child process started with `--expose-gc`. Throws
+   * `ScenarioSkipped` when a precondition is missing here.
+   */
   run(subject: SubjectId, params: P): Promise<Metrics>
+}
+
+/**
+ * What a scenario's `run` throws when something it needs is missing on this
+ * machine (a server, a variable), before it measured anything: the run is
+ * reported as skipped with `reason` (one line on the console, a row in the
+ * table, `skipped` in the JSON), no further run of that subject is tried,
+ * and its budgets are shown as not measured, never as missed. `reason` says
+ * what is missing and how to provide it, in one line, without secrets.
+ */
+export class ScenarioSkipped extends Error {
+  readonly code = 'SCENARIO_SKIPPED'
+
+  constructor(readonly reason: string) {
+    super(`skipped: ${reason}`)
+    this.name = 'ScenarioSkipped'
+  }
 }
 
 export function defineScenario<P extends object>(scenario: Scenario<P>): Scenario<P> {

@@ -9,12 +9,12 @@
  * overhead is the median of the second minus the median of the first; both
  * include the same process round trip, so what remains is dsh's part.
  *
- * When the server cannot start here the run says why on stderr (`skipped:`)
- * and reports no figure.
+ * When the server cannot start here the run is skipped (`ScenarioSkipped`)
+ * with its state and error.
  */
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { defineScenario, type Metrics } from '../lib/scenario.ts'
+import { ScenarioSkipped, defineScenario, type Metrics } from '../lib/scenario.ts'
 import { median } from '../lib/measure.ts'
 
 interface Params {
@@ -40,8 +40,8 @@ async function mcpCallOverhead(_subject: string, params: Params): Promise<Metric
     const [status] = await spine.root.mcp.whenReady()
     const client = spine.root.mcp.client('everything')
     if (status?.state !== 'connected' || client === undefined) {
-      process.stderr.write(`skipped: the everything server did not start (${status?.state ?? 'no status'}: ${status?.error ?? 'no error'})\n`)
-      return {}
+      const why = `${status?.state ?? 'no status'}: ${String(status?.error ?? 'no error').split('\n')[0]}`
+      throw new ScenarioSkipped(`@modelcontextprotocol/server-everything did not start over stdio (${why}); \`pnpm install\` provides it`)
     }
     const { agent } = await spine.create('bench-mcp')
     // Held once, as the loop holds it: a lookup through the context costs Cordis an Error per access.

@@ -12,14 +12,14 @@
  *   streams flushes into it; it is SIGKILLed and the time until another
  *   process's `load` succeeds is measured (TTL 3 s; budget ≤ 5 s).
  *
- * Without `DSH_PG_URL` (or with a server that does not answer) the run says
- * why on stderr (`skipped:`) and reports no figure.
+ * Without `DSH_PG_URL` (or with a server that does not answer) the run is
+ * skipped (`ScenarioSkipped`) with the reason and how to provide a server.
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { childFlags, runChild } from '../lib/child-process.ts'
-import { defineScenario, type Metrics } from '../lib/scenario.ts'
+import { ScenarioSkipped, defineScenario, type Metrics } from '../lib/scenario.ts'
 
 interface Params {
   appendEvents: number
@@ -29,12 +29,12 @@ interface Params {
 
 const CHILD = fileURLToPath(new URL('./session-postgres-child.ts', import.meta.url))
 
+/** How to get a server, for the reason of a skipped run. */
+const HOW = 'point it at a PostgreSQL database (`source scripts/ci/postgres.sh` starts this machine\'s cluster and sets it)'
+
 async function sessionPostgres(_subject: string, params: Params): Promise<Metrics> {
   const url = process.env.DSH_PG_URL
-  if (!url) {
-    process.stderr.write('skipped: DSH_PG_URL is not set (point it at a PostgreSQL database to measure dsh-session-postgres)\n')
-    return {}
-  }
+  if (!url) throw new ScenarioSkipped(`DSH_PG_URL is not set: ${HOW}`)
   const { Context } = await import('cordis')
   const { default: Sessions, SessionId } = await import('@deepseek-ai/dsh-session')
   const { default: Postgres } = await import('@deepseek-ai/dsh-session-postgres')
@@ -43,9 +43,9 @@ async function sessionPostgres(_subject: string, params: Params): Promise<Metric
   try {
     await probe`SELECT 1`
   } catch (error) {
-    process.stderr.write(`skipped: the PostgreSQL server named by DSH_PG_URL did not answer (${(error as { code?: string }).code ?? 'error'})\n`)
     await probe.end({ timeout: 1 }).catch(() => {})
-    return {}
+    // The code only (ECONNREFUSED, 28P01): a message could quote the URL, which holds a password.
+    throw new ScenarioSkipped(`the PostgreSQL server named by DSH_PG_URL did not answer (${(error as { code?: string }).code ?? 'error'}): start it, or ${HOW}`)
   }
   const schema = `bench_${randomBytes(5).toString('hex')}`
   const root = new Context()
