@@ -1,6 +1,7 @@
 import Schema from 'schemastery'
 import { untraced } from '@deepseek-ai/dsh-scope'
 import { Context, Service } from './cordis'
+import { recordBoundListeners } from './log/bound-listeners'
 import type { EventTypeInfo, EventTypeOptions } from './event-types'
 import { observeSessions, type SessionObserveOptions, type SessionObserver } from './observers'
 import type { SessionProjector } from './projection'
@@ -38,6 +39,8 @@ export class SessionStore extends Service {
     super(ctx, 'sessions')
     untraced(this)
     this.registry = new SessionRegistry(ctx)
+    // `ctx.on('session/event')` listeners registered from now on are called without Cordis' tracing proxy when it would pass everything through unchanged (`log/bound-listeners.ts`).
+    ctx.effect(() => recordBoundListeners(ctx), 'sessions: record what ctx.on wraps')
   }
 
   /**
@@ -206,10 +209,14 @@ export class SessionStore extends Service {
    * returned function reverts early.
    *
    * Use it for consumers that run for every streamed chunk (persistence,
-   * invariant checkers, UI streams): `ctx.on('session/event')` costs about a
-   * microsecond more per event, because Cordis re-traces `this` and every
-   * argument of each call. Use `ctx.on` for everything else; it is the
-   * ordinary Cordis listener, visible to `internal/listener` interceptors.
+   * invariant checkers, UI streams), also those that may register before the
+   * store loads: a `ctx.on('session/event')` listener registered before the
+   * store loaded costs about a microsecond more per event, because Cordis
+   * re-traces `this` and every argument of each call (one registered while
+   * the store is loaded is called without that proxy when it would change
+   * nothing: `log/bound-listeners.ts`). Use `ctx.on` for everything else; it
+   * is the ordinary Cordis listener, visible to `internal/listener`
+   * interceptors.
    */
   observe(observer: SessionObserver, options?: SessionObserveOptions): () => void {
     return observeSessions(this.ctx, observer, options)

@@ -1,6 +1,8 @@
+import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { scoped } from '@deepseek-ai/dsh-scope'
-import { SessionId } from '@deepseek-ai/dsh-session'
+import Sessions, { SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
+import { traceKeeps } from '../src/log/bound-listeners'
 import { captureLogs, setup } from './helpers'
 
 const turnStart = (turn: number) => ({ turn, trigger: { kind: 'prompt' as const } })
@@ -112,5 +114,70 @@ describe('session/event dispatch as the listeners change between appends', () =>
     session.append('step/start', { turn: 1, step: 1 })
     session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
     expect(traced).toEqual(['emit:2', 'emit:3'])
+  })
+})
+
+/**
+ * `ctx.on` listeners registered while a store is loaded are called without
+ * Cordis' tracing proxy when the proxy would pass everything through
+ * unchanged: these pin that such a listener sees exactly what one called
+ * through the proxy sees, and that the store leaves Cordis as it found it.
+ */
+describe('ctx.on listeners called without the tracing proxy', () => {
+  const original = Symbol.for('cordis.original')
+  const rawReflect = (root: Context) => (root.reflect as unknown as Record<symbol, object>)[original]!
+
+  it('a listener registered after the store loaded gets the same this, session and event as one registered before (called through the proxy)', async () => {
+    const root = new Context()
+    const seen: Array<[string, unknown, Session, AnySessionEvent]> = []
+    root.on('session/event', function (this: unknown, session, event) {
+      seen.push(['before', this, session, event])
+    })
+    await root.plugin(Sessions)
+    root.on('session/event', function (this: unknown, session, event) {
+      seen.push(['after', this, session, event])
+    })
+    root.once('session/event', function (this: unknown, session, event) {
+      seen.push(['once', this, session, event])
+    })
+    const session = root.sessions.create(SessionId('s'))
+    session.append('turn/start', turnStart(1))
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    expect(seen.map(([who, , , event]) => `${who}:${event.seq}`)).toEqual(['before:1', 'after:1', 'once:1', 'before:2', 'after:2', 'before:3', 'after:3'])
+    for (const seq of [1, 2, 3]) {
+      const [before, ...others] = seen.filter(([, , , event]) => event.seq === seq)
+      for (const other of others) {
+        expect(other[1]).toBe(before![1])
+        expect(other[2]).toBe(before![2])
+        expect(other[3]).toBe(before![3])
+      }
+      expect(before![2]).toBe(session)
+    }
+  })
+
+  it('unloading the store gives reflect.bind back to Cordis; a store loaded again records anew', async () => {
+    const root = new Context()
+    const reflect = rawReflect(root)
+    const fiber = root.plugin(Sessions)
+    await fiber
+    expect(Object.hasOwn(reflect, 'bind')).toBe(true)
+    await fiber.dispose()
+    expect(Object.hasOwn(reflect, 'bind')).toBe(false)
+    await root.plugin(Sessions)
+    const calls: number[] = []
+    root.on('session/event', (_s, event) => void calls.push(event.seq))
+    root.sessions.create(SessionId('s')).append('turn/start', turnStart(1))
+    expect(calls).toEqual([1])
+  })
+
+  it('traceKeeps agrees with Cordis\' own trace on what it passes through unchanged', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    const event = session.append('turn/start', turnStart(1))
+    const values: unknown[] = [undefined, null, 0, 'text', {}, Object.freeze({ a: 1 }), event, session, root, root.sessions, root.reflect, scoped(root, 'x'), () => {}]
+    for (const value of values) expect(traceKeeps(value), String(value)).toBe(root.reflect.trace(value) === value)
+    // The objects a session dispatches are all passed through.
+    expect([event, session].map(traceKeeps)).toEqual([true, true])
   })
 })

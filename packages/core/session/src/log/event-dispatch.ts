@@ -1,6 +1,7 @@
 import type { ContainedEmitter, SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { Context, type Hook } from '../cordis'
 import type { AnySessionEvent } from '../types'
+import { traceKeeps, unwrapListener } from './bound-listeners'
 
 const NAME = 'session/event'
 
@@ -32,6 +33,12 @@ const noHooks: readonly Hook[] = []
  * `onError` and the next listener runs. When `internal/dispatch` tracers are
  * registered, the dispatch goes through the contained emitter itself, which
  * notifies them.
+ *
+ * A listener `ctx.on` registered is called through Cordis' proxy only when
+ * the proxy would change something: when the filter, the session and the
+ * event all pass `trace` unchanged (`traceKeeps`, always so for the objects
+ * this package builds), the function the proxy wraps is called directly with
+ * them (`bound-listeners.ts`), which is what the proxy would do.
  */
 export class SessionEventDispatch {
   /** Cordis' list when the admitted list was computed, and its records then. */
@@ -39,6 +46,8 @@ export class SessionEventDispatch {
   private records: Hook[] = []
   /** The callbacks of the records the filter admits, in order; replaced, never mutated. */
   private admitted: Function[] = []
+  /** The same listeners, each as the function `ctx.on` wrapped when known (see the class comment); `admitted` when the filter or the session would be traced. */
+  private direct: Function[] = []
   /** The argument list of every call: the session and the event (Reflect.apply copies it). */
   private readonly args: [object, AnySessionEvent | undefined]
 
@@ -60,7 +69,7 @@ export class SessionEventDispatch {
     const hooks = all[NAME]
     if (hooks === undefined) return
     if (hooks !== this.seen || !sameRecords(hooks, this.records)) this.admit(hooks)
-    const admitted = this.admitted
+    const admitted = traceKeeps(event) ? this.direct : this.admitted
     const count = admitted.length
     if (count === 0) return
     const { filter, args, onError } = this
@@ -85,6 +94,7 @@ export class SessionEventDispatch {
     this.seen = hooks
     this.records = hooks.slice()
     this.admitted = admitted
+    this.direct = traceKeeps(this.filter) && traceKeeps(this.session) ? admitted.map(unwrapListener) : admitted
   }
 }
 
