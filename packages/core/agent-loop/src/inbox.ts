@@ -3,9 +3,15 @@ import { deepFreeze, type MessageId } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import type { BuiltLogWriter } from './failure'
 
-/** One announcement, reserved before its log event is appended. */
+/**
+ * One announcement, reserved before its log event is appended and filled
+ * once the append succeeded: which `agent/inbox/*` event, with what. Data,
+ * not closures: a transition costs this one small object.
+ */
 interface Slot {
-  announce: (() => void) | undefined
+  kind: 'enqueue' | 'dequeue' | 'discard' | undefined
+  message: AgentMessage | undefined
+  dropped: readonly AgentMessage[] | undefined
 }
 
 /**
@@ -66,12 +72,16 @@ export class InboxState {
     const column = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
     column.push(message)
     this.view = undefined
-    this.logged(
+    const slot = this.reserve()
+    try {
       // An admitted message: validated and deep-frozen by admission.
-      () => this.log.appendBuilt('inbox/enqueue', { message }),
-      () => this.events.emit('agent/inbox/enqueue', message),
-      () => void this.remove(message),
-    )
+      this.log.appendBuilt('inbox/enqueue', { message })
+    } catch (error) {
+      this.remove(message)
+      this.release(slot)
+      throw error
+    }
+    this.announce(slot, 'enqueue', message, undefined)
   }
 
   /** Claims the oldest ordinary item. */
@@ -82,13 +92,24 @@ export class InboxState {
 
   /** Claims one item. Returns false (and does nothing) when it is no longer pending. */
   dequeue(message: AgentMessage): boolean {
-    const restore = this.snapshot()
-    if (!this.remove(message)) return false
-    this.logged(
-      () => this.log.appendBuilt('inbox/dequeue', { id: message.id }),
-      () => this.events.emit('agent/inbox/dequeue', message),
-      restore,
-    )
+    const column = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
+    const index = column.indexOf(message)
+    if (index < 0) return false
+    if (index === 0) column.shift()
+    else column.splice(index, 1)
+    this.view = undefined
+    const slot = this.reserve()
+    try {
+      this.log.appendBuilt('inbox/dequeue', { id: message.id })
+    } catch (error) {
+      // Refused: the item is pending again, where it was (a nested transition's changes stay).
+      const now = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
+      if (!now.includes(message)) now.splice(Math.min(index, now.length), 0, message)
+      this.view = undefined
+      this.release(slot)
+      throw error
+    }
+    this.announce(slot, 'dequeue', message, undefined)
     return true
   }
 
@@ -97,11 +118,15 @@ export class InboxState {
     const restore = this.snapshot()
     const dropped = messages.filter((message) => this.remove(message))
     if (dropped.length === 0) return
-    this.logged(
-      () => this.log.append('inbox/discard', { ids: dropped.map((message) => message.id) }),
-      () => this.events.emit('agent/inbox/discard', dropped),
-      restore,
-    )
+    const slot = this.reserve()
+    try {
+      this.log.append('inbox/discard', { ids: dropped.map((message) => message.id) })
+    } catch (error) {
+      restore()
+      this.release(slot)
+      throw error
+    }
+    this.announce(slot, 'discard', undefined, dropped)
   }
 
   /** Drops everything pending (cancel, dispose). */
@@ -173,19 +198,24 @@ export class InboxState {
     this.view = undefined
   }
 
-  /** Logs a transition and announces it in log order; `undo` reverts the columns if the append is refused. */
-  private logged(append: () => void, announce: () => void, undo?: () => void): void {
-    const slot: Slot = { announce: undefined }
+  /** Reserves the next announcement's place before its transition is appended (log order, see the class comment). */
+  private reserve(): Slot {
+    const slot: Slot = { kind: undefined, message: undefined, dropped: undefined }
     this.slots.push(slot)
-    try {
-      append()
-    } catch (error) {
-      this.slots.splice(this.slots.indexOf(slot), 1)
-      undo?.()
-      this.drain()
-      throw error
-    }
-    slot.announce = announce
+    return slot
+  }
+
+  /** A refused transition gives its place up; the announcements behind it go out. */
+  private release(slot: Slot): void {
+    this.slots.splice(this.slots.indexOf(slot), 1)
+    this.drain()
+  }
+
+  /** The transition was logged: its announcement goes out once every earlier one did. */
+  private announce(slot: Slot, kind: NonNullable<Slot['kind']>, message: AgentMessage | undefined, dropped: readonly AgentMessage[] | undefined): void {
+    slot.kind = kind
+    slot.message = message
+    slot.dropped = dropped
     this.drain()
   }
 
@@ -193,7 +223,12 @@ export class InboxState {
     if (this.draining) return
     this.draining = true
     try {
-      while (this.slots.length && this.slots[0]!.announce) this.slots.shift()!.announce!()
+      while (this.slots.length && this.slots[0]!.kind) {
+        const slot = this.slots.shift()!
+        if (slot.kind === 'enqueue') this.events.emit('agent/inbox/enqueue', slot.message!)
+        else if (slot.kind === 'dequeue') this.events.emit('agent/inbox/dequeue', slot.message!)
+        else this.events.emit('agent/inbox/discard', slot.dropped!)
+      }
     } finally {
       this.draining = false
     }
@@ -214,7 +249,8 @@ export class InboxState {
     const column = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
     const index = column.indexOf(message)
     if (index < 0) return false
-    column.splice(index, 1)
+    if (index === 0) column.shift()
+    else column.splice(index, 1)
     this.view = undefined
     return true
   }

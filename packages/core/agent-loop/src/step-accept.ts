@@ -93,7 +93,7 @@ async function runBatch(host: TurnHost, state: TurnState, current: StepState): P
   const { env } = host
   const { holder } = state
   const { turn, step } = current
-  current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder.signal)
+  current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder)
   const ran = current.batch.run()
   if (ran) await ran
   checkAborted(holder)

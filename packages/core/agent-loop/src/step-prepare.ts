@@ -37,11 +37,10 @@ export interface PreparedStep {
 export async function prepareStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Promise<PreparedStep | undefined> {
   const { session, env } = host
   const { holder, turn } = state
-  const proposed = proposedMessages(proposal)
   // Dispatched and awaited only when someone listens: with no listener the batch is entered as proposed.
   let decision: PreStepDecision | void | Promise<PreStepDecision | void> = undefined
   if (host.checkpoints.heard('agent/pre-step')) {
-    decision = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposed, holder.signal])
+    decision = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposedMessages(proposal), holder.signal])
     if (decision instanceof Promise) decision = await decision
     checkAborted(holder)
   }
@@ -50,7 +49,7 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
     return undefined
   }
   if (decision && decision.kind !== 'enter') throw pluginBug('agent/pre-step', 'must return { kind: "enter" | "reject" } or nothing')
-  const current = enterBatch(host, state, step, proposal, decision ? checkEntered(decision.messages) : proposed)
+  const current = enterBatch(host, state, step, proposal, decision ? checkEntered(decision.messages) : undefined)
 
   // The request: config, system prompt and tools, prepared call, header.
   const messages = session.deriveMessages()
@@ -105,12 +104,12 @@ const NO_MESSAGES: readonly UserMessage[] = Object.freeze([])
 /**
  * Opens the step and enters its batch: the step's state first (so an
  * `inject()` from a listener of `step/start` is deferred), `step/start`, the
- * claim of the batch's steering items, then each entered message. An entered
- * message that is `===` a proposed one keeps its event type and envelope; any
- * other is a `user/message`. Steering a cancel discarded meanwhile is not
- * written.
+ * claim of the batch's steering items, then each entered message
+ * (`undefined`: the proposed batch as is). An entered message that is `===` a
+ * proposed one keeps its event type and envelope; any other is a
+ * `user/message`. Steering a cancel discarded meanwhile is not written.
  */
-function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Proposal, entered: readonly UserMessage[]): StepState {
+function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Proposal, entered: readonly UserMessage[] | undefined): StepState {
   const { turn } = state
   const current = new StepState(turn, step)
   state.step = current
@@ -119,17 +118,26 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
   let dropped: Set<string> | undefined
   for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) (dropped ??= new Set()).add(message.id)
   const entries = proposal.entries
+  if (entered === undefined) {
+    for (let i = 0; i < entries.length; i++) enterProposed(host, entries[i]!, dropped)
+    return current
+  }
   for (const message of entered) {
     let entry: ProposedEntry | undefined
     for (let i = 0; i < entries.length && !entry; i++) if (entries[i]!.placed.message === message) entry = entries[i]
     if (!entry) host.append('user/message', { message })
-    else if (!(entry.type === 'steering/message' && dropped?.has(entry.item ?? ''))) {
-      const data = entry.placed.envelope ? { message, envelope: entry.placed.envelope } : { message }
-      // An admitted item as placed by the loop (admitted content, a deep-frozen message) is appended as built;
-      // a prompt-submit listener's content and a continuation's reason (a plugin's string) are checked.
-      if (entry.admitted === true || entry.item !== undefined) host.appendBuilt(entry.type, data)
-      else host.append(entry.type, data)
-    }
+    else enterProposed(host, entry, dropped)
   }
   return current
+}
+
+/** Writes one proposed message with its own event type and envelope, unless it is steering a cancel discarded. */
+function enterProposed(host: TurnHost, entry: ProposedEntry, dropped: Set<string> | undefined): void {
+  if (entry.type === 'steering/message' && dropped?.has(entry.item ?? '')) return
+  const { message, envelope } = entry.placed
+  const data = envelope ? { message, envelope } : { message }
+  // An admitted item as placed by the loop (admitted content, a deep-frozen message) is appended as built;
+  // a prompt-submit listener's content and a continuation's reason (a plugin's string) are checked.
+  if (entry.admitted === true || entry.item !== undefined) host.appendBuilt(entry.type, data)
+  else host.append(entry.type, data)
 }

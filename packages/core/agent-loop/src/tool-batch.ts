@@ -23,9 +23,15 @@ export interface BatchStage {
   finish(): CallOutcome | Promise<CallOutcome>
 }
 
-/** The part of `ctx.tools` a batch needs. */
+/** The part of `ctx.tools` a batch needs; `stage` must not keep `options` (one object serves the whole batch). */
 export interface BatchTools {
-  stage(call: Call, options: { agent: Agent; signal: AbortSignal }): BatchStage
+  stage(call: Call, options: { readonly agent: Agent; readonly signal: AbortSignal }): BatchStage
+}
+
+/** The turn's cancellation as a batch reads it: the turn holder (`aborted` is set before its signal aborts). */
+export interface BatchHolder {
+  readonly aborted: boolean
+  readonly signal: AbortSignal
 }
 
 export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dispatch'
@@ -84,17 +90,20 @@ export class ToolBatch {
   /** Settles when a stage that was waiting ends (see `progress`). */
   private progressed: Promise<void> | undefined
   private wake: (() => void) | undefined
+  /** What every call of the batch is staged with (one object for the batch). */
+  private readonly stageOptions: { readonly agent: Agent; readonly signal: AbortSignal }
 
   constructor(
     private readonly calls: readonly ToolCallBlock[],
     private readonly log: LogWriter,
     private readonly tools: BatchTools,
-    private readonly agent: Agent,
+    agent: Agent,
     private readonly turn: number,
     private readonly step: number,
     private readonly maxParallel: number,
-    private readonly signal: AbortSignal,
+    private readonly holder: BatchHolder,
   ) {
+    this.stageOptions = { agent, signal: holder.signal }
     const n = calls.length
     this.stages = new Array<BatchStage | undefined>(n).fill(undefined)
     this.bodyDone = new Array<boolean>(n).fill(false)
@@ -144,7 +153,7 @@ export class ToolBatch {
       this.next = i + 1
       let outcome: CallOutcome
       try {
-        const stage = this.tools.stage(call, { agent: this.agent, signal: this.signal })
+        const stage = this.tools.stage(call, this.stageOptions)
         const admitted = stage.admit()
         if (admitted) await admitted
         outcome = await stage.finish()
@@ -173,7 +182,8 @@ export class ToolBatch {
    */
   private startCalls(): boolean {
     while (this.next < this.calls.length) {
-      if (this.signal.aborted || this.broken) return true
+      // The holder's flag, which always agrees with its signal's `aborted` (a getter that checks its receiver).
+      if (this.holder.aborted || this.broken) return true
       if (this.barrier) {
         // The exclusive call just started finishes (its result logged) before any later call starts.
         if (!this.allLogged()) return this.broken !== undefined
@@ -262,13 +272,8 @@ export class ToolBatch {
       const admitted = stage.admit()
       if (admitted) {
         this.policyWaiting = true
-        const admittedDone = () => {
-          this.policyWaiting = false
-          this.policyAt++
-          this.runBody(index, stage)
-          this.advance()
-        }
-        admitted.then(admittedDone, admittedDone)
+        const done = this.afterPolicy(index, stage)
+        admitted.then(done, done)
         return
       }
       this.policyAt++
@@ -288,12 +293,30 @@ export class ToolBatch {
       this.running--
       return
     }
-    const settled = () => {
+    const settled = this.afterBody(index)
+    ran.then(settled, settled)
+  }
+
+  // The two continuations below are returned unnamed: tsx's `keepNames` wraps each closure bound to a name in a
+  // `defineProperty` call (about 300 ns), and these are made per call whose stage waited.
+
+  /** What runs once the policy stage of call `index` that waited has ended: its body starts, and the batch advances. */
+  private afterPolicy(index: number, stage: BatchStage): () => void {
+    return () => {
+      this.policyWaiting = false
+      this.policyAt++
+      this.runBody(index, stage)
+      this.advance()
+    }
+  }
+
+  /** What runs once the body of call `index` that returned a promise has settled. */
+  private afterBody(index: number): () => void {
+    return () => {
       this.bodyDone[index] = true
       this.running--
       this.advance()
     }
-    ran.then(settled, settled)
   }
 
   private finishDue(): void {
@@ -334,7 +357,7 @@ export class ToolBatch {
     if (stage) return stage
     const call = this.calls[index]!
     try {
-      stage = this.tools.stage(call, { agent: this.agent, signal: this.signal })
+      stage = this.tools.stage(call, this.stageOptions)
     } catch (error) {
       stage = { isConcurrencySafe: () => false, admit: () => undefined, run: () => undefined, finish: () => brokenPipeline(call, error) }
     }

@@ -96,7 +96,7 @@ async function closeInterruptedStep(host: TurnHost, state: TurnState, step: Step
     }
   })
   if (step.calls.length) {
-    step.batch ??= new ToolBatch(step.calls, host, host.env.tools, host.agent, step.turn, step.step, 1, state.holder.signal)
+    step.batch ??= new ToolBatch(step.calls, host, host.env.tools, host.agent, step.turn, step.step, 1, state.holder)
     const batch = step.batch
     await tolerant(host, () => batch.finishAborted())
   }

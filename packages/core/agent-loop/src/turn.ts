@@ -11,7 +11,8 @@ import { closeTurn } from './turn-close'
 import type { TurnHost } from './turn-host'
 import { TurnState, type Proposal, type ProposedEntry, type StepOutcome } from './turn-state'
 
-const EMPTY_PROPOSAL: Proposal = Object.freeze({ entries: [], steering: [] })
+const NO_STEERING: readonly AgentMessage[] = Object.freeze([])
+const EMPTY_PROPOSAL: Proposal = Object.freeze({ entries: [], steering: NO_STEERING })
 const REJECTED: StepOutcome = Object.freeze({ kind: 'rejected' })
 
 /**
@@ -80,14 +81,10 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
     }
     // Only the admitted content itself may skip the log's check: a prompt-submit listener may hand back its own.
     const admitted = decision.content === item.content && decision.additionalContexts === item.contexts
-    proposal = {
-      entries: placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement).map((placed) => ({
-        placed,
-        type: 'user/message' as const,
-        admitted,
-      })),
-      steering: [],
-    }
+    const placed = placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement)
+    const entries: ProposedEntry[] = []
+    for (let i = 0; i < placed.length; i++) entries.push({ placed: placed[i]!, type: 'user/message', admitted })
+    proposal = { entries, steering: NO_STEERING }
   } else {
     proposal = proposeSteering(host)
   }
