@@ -2,7 +2,7 @@ import Schema from 'schemastery'
 import { rawEvents, untraced } from '@deepseek-ai/dsh-scope'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-tools'
-import { Context, Service } from './cordis'
+import { Context, Service, symbols } from './cordis'
 import { PromptAssembler, type PromptSettings } from './assembler'
 import { DEFAULT_IDENTITY, DEFAULT_PERSONA } from './defaults'
 import type { AssembledContext, PromptSection, PromptVars } from './types'
@@ -44,14 +44,14 @@ export class SystemPrompt extends Service {
       logger.warn(message, error instanceof Error ? error.message : error),
     )
     this.assembler = assembler
-    assembler.tools = ctx.get('tools')
+    assembler.tools = untracedTools(ctx)
 
     ctx.on('tools/change', (change) => assembler.announce({ reason: 'tools', name: change.name, agentId: change.agentId }))
     // Cordis reports a service's state more than once while it unloads; announce only when
     // the tools service actually appears or disappears.
     ctx.on('internal/service', (name) => {
       if (name !== 'tools') return
-      const tools = ctx.get('tools')
+      const tools = untracedTools(ctx)
       if (!tools === !assembler.tools) return
       assembler.tools = tools
       assembler.announce({ reason: 'tools' })
@@ -115,6 +115,17 @@ export namespace SystemPrompt {
     /** The deployment persona (order 100). Default: `DEFAULT_PERSONA`; `''` leaves it out. */
     persona?: string
   }
+}
+
+/**
+ * The tools service as its own object, not Cordis' tracing proxy: every
+ * step's render reads its schema view, and each read through the proxy
+ * looks up descriptors (the service is `untraced`, its methods need no
+ * shadow context).
+ */
+function untracedTools(ctx: Context): Context['tools'] | undefined {
+  const traced = ctx.get('tools')
+  return traced && ((traced as unknown as Record<symbol, Context['tools'] | undefined>)[symbols.original] ?? traced)
 }
 
 function resolve(config: SystemPrompt.Config | undefined): PromptSettings {
