@@ -92,7 +92,7 @@ export interface Demo {
 export function startDemo(args: readonly string[], options: { cwd: string; env?: Record<string, string> }): Demo {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...options.env }
   delete env.FORCE_COLOR
-  for (const key of ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY']) if (!options.env?.[key]) delete env[key]
+  for (const key of ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) if (!options.env?.[key]) delete env[key]
   const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
   children.push(child)
   const out = { stdout: '', stderr: '' }

@@ -1,3 +1,4 @@
+import AnthropicProviders from '@deepseek-ai/dsh-llm-anthropic'
 import { describe, expect, it } from 'vitest'
 import type { Context } from '../src/cordis'
 import { resolveModelRoute } from '../src/cli/model-route'
@@ -10,8 +11,9 @@ function fakeApp() {
   const selected: unknown[] = []
   const ctx = {
     get: (name: string) => (name === 'agentDefaultModel' ? { select: (selection: unknown) => selected.push(selection) } : undefined),
-    plugin: async (plugin: { name?: string }, config: { providers?: { name: string }[]; provider?: string }) => {
-      mounted.push(config.providers ? `openai:${config.providers.map((p) => p.name).join(',')}` : `scripted:${config.provider}`)
+    plugin: async (plugin: unknown, config: { providers?: { name?: string; preset?: string }[]; provider?: string }) => {
+      const kind = plugin === AnthropicProviders ? 'anthropic' : 'openai'
+      mounted.push(config.providers ? `${kind}:${config.providers.map((p) => p.name ?? p.preset).join(',')}` : `scripted:${config.provider}`)
     },
   } as unknown as Context
   return { ctx, mounted, selected }
@@ -52,5 +54,39 @@ describe('ModelSwitch', () => {
       '  scripted/demo-large',
     ])
     expect(models.lines()).toContain('* deepseek/deepseek-reasoner ($0.28 in · $0.028 cache read · $0.42 out per M tokens)')
+  })
+
+  it('can switch to every route it lists, each on its own adapter, and tells the command line of each provider it starts', async () => {
+    const { ctx, mounted, selected } = fakeApp()
+    const keys = { DEEPSEEK_API_KEY: 'sk-ds-0123456789', OPENAI_API_KEY: 'sk-oa-0123456789', ANTHROPIC_API_KEY: 'sk-ant-0123456789' }
+    const started: string[] = []
+    const models = new ModelSwitch(ctx, scripted, new PriceTable(), keys, (route) => started.push(`${route.kind}:${route.provider}`))
+    const listed = models.lines().slice(2).map((line) => line.slice(2).split(' ')[0]!)
+    // With every key set, nothing is noted as missing.
+    expect(models.lines().filter((line) => line.includes('needs'))).toEqual([])
+    // From the first (the current offline model) through every other, and back.
+    const tour = [...listed.slice(1), listed[0]!]
+    for (const route of tour) await models.switchTo(route)
+    expect(selected.map((route) => `${(route as { provider: string }).provider}/${(route as { model: string }).model}`)).toEqual(tour)
+    expect(mounted).toEqual(['openai:deepseek', 'openai:openai', 'anthropic:anthropic', 'anthropic:deepseek-anthropic'])
+    expect(started).toEqual(['openai:deepseek', 'openai:openai', 'anthropic:anthropic', 'anthropic:deepseek-anthropic'])
+  })
+
+  it('takes a model named alone from the current provider when it lists it, else from the preset that does (Anthropic ones included)', async () => {
+    const { ctx, selected } = fakeApp()
+    const keys = { DEEPSEEK_API_KEY: 'sk-ds-0123456789', ANTHROPIC_API_KEY: 'sk-ant-0123456789' }
+    const start = resolveModelRoute({ provider: 'deepseek-anthropic' }, 'test', keys)
+    const models = new ModelSwitch(ctx, start, new PriceTable(), keys)
+    await models.switchTo('deepseek-v4-pro')
+    await models.switchTo('claude-opus-5-5')
+    await models.switchTo('deepseek-reasoner')
+    await models.switchTo('deepseek-v4-flash')
+    expect(selected).toEqual([
+      // deepseek-v4-pro is DeepSeek's OpenAI-compatible preset's too: the current provider keeps it.
+      { provider: 'deepseek-anthropic', model: 'deepseek-v4-pro' },
+      { provider: 'anthropic', model: 'claude-opus-5-5' },
+      { provider: 'deepseek', model: 'deepseek-reasoner' },
+      { provider: 'deepseek', model: 'deepseek-v4-flash' },
+    ])
   })
 })

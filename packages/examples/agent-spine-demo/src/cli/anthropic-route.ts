@@ -1,4 +1,5 @@
-import { AnthropicConfigError, presets, resolveProvider, type PresetName, type ProviderConfig } from '@deepseek-ai/dsh-llm-anthropic'
+import { AnthropicConfigError, apiKeyProblem, presets, resolveProvider, type PresetName, type ProviderConfig } from '@deepseek-ai/dsh-llm-anthropic'
+import { apiKeyVariableProblem } from './api-key'
 import { CliError } from './errors'
 import { hasUserinfo, redactUrlUserinfo } from './redact'
 
@@ -39,8 +40,9 @@ export function anthropicPresetOf(model: string | undefined): PresetName | undef
  * preset lists the model too, which keeps the older route). A
  * base URL (a gateway) and a key variable override the preset's. Throws
  * `INVALID_MODEL` like the OpenAI-compatible routes: a URL with a user name or
- * password, no model, or the key variable unset (checked here, so the person
- * learns it before typing a prompt).
+ * password, no model, or the key variable unset, blank or holding a key the
+ * adapter would refuse to send (checked here, so the person learns it before
+ * typing a prompt).
  */
 export function anthropicRoute(input: AnthropicRouteInput, env: NodeJS.ProcessEnv, byModel: boolean): AnthropicRoute | undefined {
   const preset = isAnthropicPreset(input.provider)
@@ -66,9 +68,8 @@ export function anthropicRoute(input: AnthropicRouteInput, env: NodeJS.ProcessEn
   }
   const model = input.model ?? resolved.defaultModel
   if (!model) throw new CliError('INVALID_MODEL', `provider "${preset}" has no default model: pass --model <id>`)
-  if (resolved.apiKeyEnv && !env[resolved.apiKeyEnv]) {
-    throw new CliError('INVALID_MODEL', `${resolved.apiKeyEnv} is not set: export the API key of provider "${preset}" in it (or name another variable with --api-key-env)`)
-  }
+  const keyProblem = resolved.apiKeyEnv && resolved.apiKey === undefined ? apiKeyVariableProblem(resolved.apiKeyEnv, preset, env, apiKeyProblem) : undefined
+  if (keyProblem) throw new CliError('INVALID_MODEL', keyProblem)
   return { kind: 'anthropic', provider: resolved.name, model, config, baseUrl: resolved.baseUrl, ...(resolved.apiKeyEnv ? { apiKeyEnv: resolved.apiKeyEnv } : {}) }
 }
 

@@ -1,6 +1,7 @@
-import { OpenAiConfigError, presets, resolveProvider, type PresetName, type ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
+import { apiKeyProblem, OpenAiConfigError, presets, resolveProvider, type PresetName, type ProviderConfig } from '@deepseek-ai/dsh-llm-openai'
 import { Config as ScriptedConfigSchema, type ScriptedConfig } from '@deepseek-ai/dsh-llm-scripted'
 import { anthropicRoute, anthropicSecrets, type AnthropicRoute } from './anthropic-route'
+import { apiKeyVariableProblem } from './api-key'
 import { validateFields } from './config-file'
 import { CliError } from './errors'
 import { hasUserinfo, redactUrlUserinfo } from './redact'
@@ -45,8 +46,9 @@ export interface RouteInput {
  * Throws `INVALID_MODEL` when the route cannot work: an unknown provider
  * without a base URL, a base URL with a user name or password (never quoted),
  * a model no preset knows, no model at all, or an API key
- * variable that is not set (checked here so the person learns it before
- * typing a prompt). `where` prefixes config-file problems.
+ * variable that is unset, blank or holds a key the adapter would refuse to
+ * send (checked here so the person learns it in one line before anything
+ * starts, not from the first prompt's failure). `where` prefixes config-file problems.
  */
 export function resolveModelRoute(input: RouteInput, where: string, env: NodeJS.ProcessEnv = process.env): ModelRoute {
   let { provider, model } = input
@@ -110,12 +112,8 @@ export function resolveModelRoute(input: RouteInput, where: string, env: NodeJS.
   }
   const chosen = model ?? resolved.defaultModel
   if (!chosen) throw new CliError('INVALID_MODEL', `provider "${name}" has no default model: pass --model <id>`)
-  if (resolved.apiKeyEnv && resolved.apiKey === undefined && !env[resolved.apiKeyEnv]) {
-    throw new CliError(
-      'INVALID_MODEL',
-      `${resolved.apiKeyEnv} is not set: export the API key of provider "${name}" in it (or name another variable with --api-key-env)`,
-    )
-  }
+  const keyProblem = resolved.apiKeyEnv && resolved.apiKey === undefined ? apiKeyVariableProblem(resolved.apiKeyEnv, name, env, apiKeyProblem) : undefined
+  if (keyProblem) throw new CliError('INVALID_MODEL', keyProblem)
   return {
     kind: 'openai',
     provider: name,

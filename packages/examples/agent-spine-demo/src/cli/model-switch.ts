@@ -1,7 +1,8 @@
-import OpenAiProviders, { presets } from '@deepseek-ai/dsh-llm-openai'
-import AnthropicProviders, { presets as anthropicPresets } from '@deepseek-ai/dsh-llm-anthropic'
+import OpenAiProviders, { apiKeyProblem, presets } from '@deepseek-ai/dsh-llm-openai'
+import AnthropicProviders, { apiKeyProblem as anthropicKeyProblem, presets as anthropicPresets } from '@deepseek-ai/dsh-llm-anthropic'
 import ScriptedPlugin from '@deepseek-ai/dsh-llm-scripted'
 import type { Context } from '../cordis'
+import { apiKeyVariableProblem } from './api-key'
 import { CliError } from './errors'
 import { DEMO_MODEL, resolveModelRoute, type ModelRoute } from './model-route'
 import { describePrice, type PriceTable } from './prices'
@@ -12,6 +13,11 @@ export interface Route {
   model: string
 }
 
+/** A route `/model` lists: `keyVariable` is set when its API key variable is missing or unusable, so switching to it would be refused. */
+interface ListedRoute extends Route {
+  keyVariable?: string
+}
+
 /**
  * `/model`: switches the provider and model of the running session. The
  * choice goes to dsh-agent-default-model (`select`), which fills the route of
@@ -19,8 +25,15 @@ export interface Route {
  * it applies from the next request on, the running turn's next step
  * included; the loop then logs a new `request/header` (reason `change`),
  * which is how the log records the switch. An adapter the new route needs
- * (another OpenAI-compatible provider, or the offline model) is mounted into
- * the app the first time; the API key must be in its variable already.
+ * (another OpenAI-compatible provider, an Anthropic Messages API one, or the
+ * offline model) is mounted into the app the first time; the API key must be
+ * in its variable already, and `onMount` is told of the route (the command
+ * line adds its key to what it redacts).
+ *
+ * `lines()` lists every model of every route the demo can reach: the offline
+ * models, the session's own provider, and each preset's models
+ * (dsh-llm-openai's DeepSeek and OpenAI, dsh-llm-anthropic's Anthropic and
+ * DeepSeek-Anthropic), noting the key variable a route still needs.
  *
  * `spec` is `provider/model`, a provider alone (its default model), or a
  * model alone (the current provider's, else the preset that lists it). The
@@ -35,6 +48,7 @@ export class ModelSwitch {
     private readonly initial: ModelRoute,
     private readonly prices: PriceTable,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly onMount: (route: ModelRoute) => void = () => {},
   ) {
     this.route = { provider: initial.provider, model: initial.model }
     this.mounted.add(initial.provider)
@@ -52,7 +66,8 @@ export class ModelSwitch {
     const lines = [`model ${current}${this.priceNote(this.route)}`, 'models (/model <provider>/<model>, or any model id of a provider):']
     for (const route of known) {
       const name = `${route.provider}/${route.model}`
-      lines.push(`${name === current ? '*' : ' '} ${name}${this.priceNote(route)}`)
+      const needs = route.keyVariable ? ` · needs ${route.keyVariable}` : ''
+      lines.push(`${name === current ? '*' : ' '} ${name}${this.priceNote(route)}${needs}`)
     }
     return lines
   }
@@ -87,11 +102,12 @@ export class ModelSwitch {
     const scriptedModels = initial.kind === 'scripted' ? initial.scripted.models.map((model) => model.id) : [DEMO_MODEL]
     let { provider } = wanted
     const { model } = wanted
-    // A model alone: the current provider's when it offers it, else the preset that lists it.
+    // A model alone: the current provider's when it offers it, else the preset that lists it
+    // (OpenAI-compatible or Anthropic), else the current provider's after all (a local server's model).
     if (provider === undefined && model !== undefined) {
       if (this.route.provider === 'scripted' || (initial.kind === 'scripted' && this.route.provider === initial.provider)) {
         provider = scriptedModels.includes(model) ? this.route.provider : undefined
-      } else if (!Object.values(presets).some((preset) => preset.models?.[model])) {
+      } else if (presetModels(this.route.provider).includes(model) || !allPresets().some(([name]) => presetModels(name).includes(model))) {
         provider = this.route.provider
       }
     }
@@ -118,16 +134,21 @@ export class ModelSwitch {
     else if (route.kind === 'anthropic') await this.ctx.plugin(AnthropicProviders, { providers: [route.config] })
     else throw new CliError('INVALID_MODEL', `/model cannot start the adapter of provider "${(route as Route).provider}"; start dsh-demo with it instead`)
     this.mounted.add(route.provider)
+    this.onMount(route)
   }
 
-  /** Every route the person can name: the offline models, and each preset's models. */
-  private known(): Route[] {
-    const out: Route[] = []
+  /** Every route the person can name: the offline models, the session's own provider, then each preset's models. */
+  private known(): ListedRoute[] {
+    const out: ListedRoute[] = []
     const initial = this.initial
     const scripted = initial.kind === 'scripted' ? initial.scripted.models.map((model) => model.id) : [DEMO_MODEL]
     for (const model of scripted) out.push({ provider: initial.kind === 'scripted' ? initial.provider : 'scripted', model })
-    if (initial.kind === 'openai' && !(initial.provider in presets)) out.push({ provider: initial.provider, model: initial.model })
-    for (const [provider, preset] of Object.entries(presets)) for (const model of Object.keys(preset.models ?? {})) out.push({ provider, model })
+    if (initial.kind !== 'scripted' && !presetModels(initial.provider).includes(initial.model)) out.push({ provider: initial.provider, model: initial.model })
+    for (const [provider, keyVariable] of allPresets()) {
+      // The session's own provider passed the key check at startup (with its own key variable, if one was named).
+      const needs = provider !== initial.provider && keyVariable && apiKeyVariableProblem(keyVariable, provider, this.env, keyCheckOf(provider)) ? keyVariable : undefined
+      for (const model of presetModels(provider)) out.push({ provider, model, ...(needs ? { keyVariable: needs } : {}) })
+    }
     return out
   }
 
@@ -135,4 +156,20 @@ export class ModelSwitch {
     const price = this.prices.get(route.provider, route.model)
     return price ? ` (${describePrice(price)})` : ''
   }
+}
+
+/** Every preset provider, OpenAI-compatible then Anthropic, with the variable its API key is read from. */
+function allPresets(): [string, string | undefined][] {
+  return [...Object.entries(presets), ...Object.entries(anthropicPresets)].map(([name, preset]) => [name, preset.apiKeyEnv])
+}
+
+/** The models the preset `provider` lists (none for a provider that is no preset). */
+function presetModels(provider: string): string[] {
+  const preset = Object.hasOwn(presets, provider) ? presets[provider as keyof typeof presets] : Object.hasOwn(anthropicPresets, provider) ? anthropicPresets[provider as keyof typeof anthropicPresets] : undefined
+  return Object.keys(preset?.models ?? {})
+}
+
+/** The key check of the adapter that serves the preset `provider`. */
+function keyCheckOf(provider: string): (key: string) => string | undefined {
+  return Object.hasOwn(anthropicPresets, provider) ? anthropicKeyProblem : apiKeyProblem
 }

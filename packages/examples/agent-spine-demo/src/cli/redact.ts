@@ -27,11 +27,16 @@ export function hasUserinfo(url: string): boolean {
  * transport text (an error that quotes a URL or echoes a header).
  */
 export class Redactor {
-  private readonly values: string[]
+  private values: string[] = []
 
   constructor(secrets: readonly (string | undefined)[]) {
+    this.add(secrets)
+  }
+
+  /** Redacts `secrets` too from now on (the key of a provider `/model` started). */
+  add(secrets: readonly (string | undefined)[]): void {
     // Very short values are not credentials (`ollama`, `x`), and replacing them would garble text.
-    const values = new Set<string>()
+    const values = new Set<string>(this.values)
     for (const value of secrets) if (value && value.length >= 6) values.add(value)
     this.values = [...values].sort((a, b) => b.length - a.length)
   }

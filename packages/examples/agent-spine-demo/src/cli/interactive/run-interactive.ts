@@ -93,7 +93,8 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     plugin: io.env.DSH_DEMO_PLUGIN,
   })
   const prices = new PriceTable(settings.prices)
-  const models = new ModelSwitch(app.ctx, settings.route, prices, io.env)
+  // A provider /model starts has its own key: it is redacted from then on.
+  const models = new ModelSwitch(app.ctx, settings.route, prices, io.env, (route) => redactor.add(routeSecrets(route, io.env)))
   /** The cost meter of the current session (a new one for each session opened). */
   let meter: { id: string; meter: CostMeter } | undefined
   const costOf = (agent: { id: string; session: { events: Parameters<CostMeter['update']>[0] } }) => {
