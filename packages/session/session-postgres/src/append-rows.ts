@@ -45,7 +45,7 @@ export async function appendRows(tx: Runner, tables: Tables, id: string, firstSe
   const [, updated] = await Promise.all([
     tx.unsafe(
       `INSERT INTO ${tables.events} (session_id, seq, line)
-       SELECT $1, $2 + o::integer - 1, l FROM unnest(string_to_array($3, E'\\n')) WITH ORDINALITY AS u(l, o)`,
+       SELECT $1, $2 + o::integer - 1, l FROM string_to_table($3, E'\\n') WITH ORDINALITY AS u(l, o)`,
       [id, firstSeq, lines.join('\n')],
     ),
     tx.unsafe(`UPDATE ${tables.sessions} SET updated_at = ${NOW_MS}, event_count = $2 WHERE id = $1 AND event_count = $3 RETURNING 1`, [

@@ -23,8 +23,11 @@ const NOW_MS = `(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint`
  * between them kept the lease row locked until the server's idle timeout.
  * The rows travel as one text parameter split on the server (a stored line
  * never holds a newline: JSON escapes it), which costs the client a third of
- * the CPU an array parameter does. The first write of a new session (which
- * takes the lease and creates the `sessions` row) uses `appendRows`.
+ * the CPU an array parameter does; `string_to_table` (PostgreSQL 14) yields
+ * the lines as rows without building the array `string_to_array` made,
+ * about a quarter of the server's CPU per row less. The first write of a new
+ * session (which takes the lease and creates the `sessions` row) uses
+ * `appendRows`.
  */
 export async function commitRows(
   sql: Sql,
@@ -46,7 +49,7 @@ export async function commitRows(
        WHERE id = $1 AND event_count = $5 AND EXISTS (SELECT 1 FROM renewed) RETURNING 1
      ), inserted AS (
        INSERT INTO ${tables.events} (session_id, seq, line)
-       SELECT $1, $5 + o::integer - 1, l FROM unnest(string_to_array($7, E'\\n')) WITH ORDINALITY AS u(l, o)
+       SELECT $1, $5 + o::integer - 1, l FROM string_to_table($7, E'\\n') WITH ORDINALITY AS u(l, o)
        WHERE EXISTS (SELECT 1 FROM advanced)
      ), notified AS (
        SELECT pg_notify($8, $9) WHERE EXISTS (SELECT 1 FROM advanced)

@@ -22,6 +22,8 @@ export interface PostgresErrorCodeMap {
   INVALID_APPEND: true
   /** The database schema is newer than this package (a later version migrated it). */
   UNSUPPORTED_SCHEMA: true
+  /** The server is older than PostgreSQL 14, the oldest this package runs on; checked on start, before any change. */
+  UNSUPPORTED_SERVER: true
   /** The server could not be reached, or a statement failed (the connection dropped, the server restarted); nothing of the failed transaction is stored. */
   DATABASE_FAILED: true
 }

@@ -1,5 +1,6 @@
 import { PostgresPersistenceError, databaseError } from './errors'
 import type { Sql, Tables } from './database'
+import { requireServer } from './server-version'
 
 /** One schema change: applied once, in version order, inside the migration transaction. */
 interface Migration {
@@ -68,13 +69,17 @@ export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
  * processes at once. Everything happens in one transaction under a
  * transaction-scoped advisory lock keyed on the schema name, so concurrent
  * starters apply each step exactly once (the others wait, then find it
- * recorded in `migrations`). Rejects with `UNSUPPORTED_SCHEMA` when the
- * database was migrated by a newer version of this package, and
+ * recorded in `migrations`). Rejects with `UNSUPPORTED_SERVER` before any
+ * change when the server is older than PostgreSQL 14, with
+ * `UNSUPPORTED_SCHEMA` when the database was migrated by a newer version of
+ * this package, and
  * `DATABASE_FAILED` when a statement fails (nothing is applied then).
  */
 export async function migrate(sql: Sql, tables: Tables): Promise<number> {
   try {
     return await sql.begin(async (tx) => {
+      const [server] = await tx.unsafe<{ version: number }[]>(`SELECT current_setting('server_version_num')::integer AS version`)
+      requireServer(server!.version)
       await tx.unsafe(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`dsh-session-postgres:${tables.schema}`])
       await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${tables.schema}"`)
       await tx.unsafe(
