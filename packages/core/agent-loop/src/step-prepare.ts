@@ -23,7 +23,7 @@ export interface PreparedStep {
  * 3. the history, derived from the log;
  * 4. the call config (`request-config.ts`: `agent/request`, checks, restored
  *    effort, `NO_MODEL`), the system text and tools for the final route
- *    (`systemPrompt.assembleContextFor`), `ctx.llm.prepareCall`, and
+ *    (`systemPrompt.contextFor`), `ctx.llm.prepareCall`, and
  *    `request/header` when anything in it changed;
  * 5. with durability `'step'`, a flush: everything the request derives from
  *    is on disk before it leaves (one grouped fsync per step);
@@ -58,8 +58,12 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
   if (requested instanceof Promise) requested = await requested
   checkAborted(holder)
   const config = requests.settle(requested)
-  const context = await env.systemPrompt.assembleContextFor(host.agent, requests.promptVars(config.provider, config.model))
-  checkAborted(holder)
+  // Awaited only when a system-prompt/assemble listener made it a promise (the cached render otherwise).
+  let context = env.systemPrompt.contextFor(host.agent, requests.promptVars(config.provider, config.model))
+  if (context instanceof Promise) {
+    context = await context
+    checkAborted(holder)
+  }
   const call = await requests.prepareCall(config, holder.signal)
   checkAborted(holder)
   requests.logHeader(call.config, context.system, context.tools)

@@ -21,7 +21,7 @@ const REJECTED: StepOutcome = Object.freeze({ kind: 'rejected' })
  * write or failed flush fails the agent (see `FailureState`) and closes the
  * turn as far as the log still accepts.
  */
-export async function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise<void> {
+export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise<void> {
   const session = host.session
   // The turn counts as open from before its claim: a cancel or an inject() from a listener of the
   // claim's or of turn/start's publication applies to this turn (R-LOOP-1: claim and open in one
@@ -33,28 +33,37 @@ export async function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): P
     item = trigger === 'prompt' ? host.inboxState.claimTurn() : undefined
     if (trigger === 'prompt' && !item) {
       host.openTurn = undefined
-      return
+      return NOTHING
     }
     state.turn = session.position.lastTurn + 1
     host.appendBuilt('turn/start', { turn: state.turn, trigger: state.trigger })
   } catch (error) {
     // The log refused the claim or turn/start: no turn is open in the log, and the agent failed.
     host.openTurn = undefined
-    if (error !== host.failed.error) throw error
+    if (error !== host.failed.error) return Promise.reject(error)
     host.reportFailure(session.position.lastTurn, undefined)
-    return
+    return NOTHING
   }
+  // Not an async function: the turn's one promise is the close chained on driveTurn's (one promise less per turn).
+  let driven: Promise<void>
   try {
     appendEarly(host, state)
-    await driveTurn(host, state, item)
+    driven = driveTurn(host, state, item)
   } catch (error) {
-    if (!(error instanceof TurnAborted) && !state.holder.aborted) {
-      state.failure = { error, step: state.step?.step }
-    }
+    driven = Promise.reject(error)
   }
-  const closed = closeTurn(host, state)
-  if (closed) await closed
+  return driven.then(
+    () => closeTurn(host, state),
+    (error: unknown) => {
+      if (!(error instanceof TurnAborted) && !state.holder.aborted) {
+        state.failure = { error, step: state.step?.step }
+      }
+      return closeTurn(host, state)
+    },
+  )
 }
+
+const NOTHING: Promise<void> = Promise.resolve()
 
 /**
  * The turn between its `turn/start` and its close (R-LOOP-1, R-LOOP-4,

@@ -93,9 +93,18 @@ export class PromptAssembler {
     }
   }
 
-  async assemble(agent: Agent, vars: PromptVars): Promise<AssembledContext> {
+  /**
+   * The assembled context: the cached render itself when no
+   * `system-prompt/assemble` listener is heard (no promise), else a promise
+   * of the waterfall's checked result. Throws a render's errors.
+   */
+  assemble(agent: Agent, vars: PromptVars): AssembledContext | Promise<AssembledContext> {
     const base = this.render(agent, vars)
     if (!heard(this.events, 'system-prompt/assemble')) return base.result
+    return this.assembleHeard(agent, base)
+  }
+
+  private async assembleHeard(agent: Agent, base: RenderCache): Promise<AssembledContext> {
     const result = await this.events.waterfall(this.filterOf(agent.id), 'system-prompt/assemble', agent, base.vars, async () => base.result)
     return result === base.result ? result : checkAssembly(result)
   }

@@ -103,7 +103,19 @@ export class SystemPrompt extends Service {
    * with `INVALID_VARS`, `RENDER_FAILED`, `INVALID_ASSEMBLY`, or a listener's
    * own error.
    */
-  assembleContextFor(agent: Agent, vars: PromptVars): Promise<AssembledContext> {
+  async assembleContextFor(agent: Agent, vars: PromptVars): Promise<AssembledContext> {
+    return this.assembler.assemble(agent, vars)
+  }
+
+  /**
+   * `assembleContextFor` without a promise when there is nothing to wait
+   * for: the same frozen `{ system, tools }`, returned directly when no
+   * `system-prompt/assemble` listener is heard, else a promise of it. For a
+   * caller on a per-step path (the agent loop) that awaits only a promise.
+   * Throws (rather than rejects with) `INVALID_VARS` and `RENDER_FAILED`
+   * when it returns directly.
+   */
+  contextFor(agent: Agent, vars: PromptVars): AssembledContext | Promise<AssembledContext> {
     return this.assembler.assemble(agent, vars)
   }
 }

@@ -79,4 +79,20 @@ describe('system-prompt/assemble', () => {
     }
     await expect(root.systemPrompt.assembleContextFor(agent, noEnv)).rejects.toThrow('policy crashed')
   })
+
+  it('contextFor returns the assembled context itself when nobody listens, a promise of the same when someone does, and throws a bad variable', async () => {
+    const root = await mountSpine()
+    const agent = fakeAgent(root, 'a')
+    const direct = root.systemPrompt.contextFor(agent, { ...noEnv, model: 'm' })
+    expect(direct).not.toBeInstanceOf(Promise)
+    expect(direct).toBe(await root.systemPrompt.assembleContextFor(agent, { ...noEnv, model: 'm' }))
+    expect(() => root.systemPrompt.contextFor(agent, { model: 'm' } as never)).toThrow(expect.objectContaining({ code: 'INVALID_VARS' }))
+    root.on('system-prompt/assemble', async (_agent, _vars, next) => {
+      const inner = await next()
+      return { system: `${inner.system} (listened)`, tools: inner.tools }
+    })
+    const heard = root.systemPrompt.contextFor(agent, { ...noEnv, model: 'm' })
+    expect(heard).toBeInstanceOf(Promise)
+    expect(await heard).toEqual({ system: `${(direct as AssembledContext).system} (listened)`, tools: (direct as AssembledContext).tools })
+  })
 })
