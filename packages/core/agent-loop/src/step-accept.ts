@@ -89,13 +89,24 @@ function afterAnchor(host: TurnHost, state: TurnState, current: StepState): Step
   return current.calls.length ? runBatch(host, state, current) : settleStep(host, state, current)
 }
 
-async function runBatch(host: TurnHost, state: TurnState, current: StepState): Promise<StepOutcome> {
+/**
+ * The step's tool batch, then the rest of the step. Not an async function: a
+ * batch that ended synchronously (every stage had nothing to wait for) goes
+ * on to the rest of the step with no promise; a broken batch throws (or
+ * rejects) its refusal.
+ */
+function runBatch(host: TurnHost, state: TurnState, current: StepState): StepOutcome | Promise<StepOutcome> {
   const { env } = host
   const { holder } = state
   const { turn, step } = current
   current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder)
   const ran = current.batch.run()
-  if (ran) await ran
+  if (ran) {
+    return ran.then(() => {
+      checkAborted(holder)
+      return settleStep(host, state, current)
+    })
+  }
   checkAborted(holder)
   return settleStep(host, state, current)
 }
@@ -136,8 +147,8 @@ export function writeAnchor(
     turn: step.turn,
     step: step.step,
     message,
-    // An exact-size copy: the array grew by push, and the log keeps the anchor for the session's life.
-    chunkSeqs: step.chunkSeqs.slice(),
+    // A new exact-size array: the log keeps the anchor for the session's life.
+    chunkSeqs: step.chunkSeqs.toArray(),
     ...(usage ? { usage } : {}),
     finishReason,
     ...(interrupted ? { interrupted: true as const } : {}),

@@ -2,6 +2,7 @@ import type { AgentMessage } from '@deepseek-ai/dsh-agent'
 import type { Assembler, LlmFailure, ToolCallBlock } from '@deepseek-ai/dsh-llm'
 import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
 import { TurnHolder } from './cancellation'
+import { ChunkSeqs } from './chunk-seqs'
 import type { PlacedMessage } from './placement'
 import type { ToolBatch } from './tool-batch'
 
@@ -47,7 +48,8 @@ export class StepState {
   defersInjections = true
   readonly deferred: PlacedMessage[] = []
   assembler: Assembler | undefined
-  readonly chunkSeqs: number[] = []
+  /** The seqs of the step's logged chunks, for its anchor (see `ChunkSeqs`). */
+  readonly chunkSeqs = new ChunkSeqs()
   /** The log accepted `step/start`: the step exists in the log and must be closed there. */
   logged = false
   /** The anchor was written, or refused: in either case it is never written again. */

@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import { scoped } from '@deepseek-ai/dsh-scope'
 import Sessions, { SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
-import { traceKeeps } from '../src/log/bound-listeners'
+import { eventTraceKeeps, traceKeeps } from '../src/log/bound-listeners'
 import { captureLogs, setup } from './helpers'
 
 const turnStart = (turn: number) => ({ turn, trigger: { kind: 'prompt' as const } })
@@ -179,5 +179,6 @@ describe('ctx.on listeners called without the tracing proxy', () => {
     for (const value of values) expect(traceKeeps(value), String(value)).toBe(root.reflect.trace(value) === value)
     // The objects a session dispatches are all passed through.
     expect([event, session].map(traceKeeps)).toEqual([true, true])
+    for (const value of [event, {}, root, root.sessions, root.reflect]) expect(eventTraceKeeps(value)).toBe(root.reflect.trace(value) === value)
   })
 })

@@ -74,3 +74,13 @@ export function traceKeeps(value: unknown): boolean {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return true
   return !Object.hasOwn(value, SHADOW) && !(value as Record<symbol, unknown>)[TRACKER]
 }
+
+/**
+ * `traceKeeps` for the events a session dispatches (frozen plain objects):
+ * the same test, in a function of its own so that its type feedback sees
+ * event envelopes only (the filter's and the session's checks, made when the
+ * listener list changes, would otherwise deoptimize the per-event one).
+ */
+export function eventTraceKeeps(event: object): boolean {
+  return !Object.hasOwn(event, SHADOW) && !(event as Record<symbol, unknown>)[TRACKER]
+}

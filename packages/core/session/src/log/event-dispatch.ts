@@ -1,7 +1,7 @@
 import type { ContainedEmitter, SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { Context, type Hook } from '../cordis'
 import type { AnySessionEvent } from '../types'
-import { traceKeeps, unwrapListener } from './bound-listeners'
+import { eventTraceKeeps, traceKeeps, unwrapListener } from './bound-listeners'
 
 const NAME = 'session/event'
 
@@ -69,7 +69,7 @@ export class SessionEventDispatch {
     const hooks = all[NAME]
     if (hooks === undefined) return
     if (hooks !== this.seen || !sameRecords(hooks, this.records)) this.admit(hooks)
-    const admitted = traceKeeps(event) ? this.direct : this.admitted
+    const admitted = eventTraceKeeps(event) ? this.direct : this.admitted
     const count = admitted.length
     if (count === 0) return
     const { filter, args, onError } = this
