@@ -1,11 +1,20 @@
 import { AgentError, type Agent, type AgentOptions } from '@deepseek-ai/dsh-agent'
 import type { LlmCallConfig, PreparedCall, ToolSchema } from '@deepseek-ai/dsh-llm'
-import type { Session, SessionEventMap } from '@deepseek-ai/dsh-session'
+import { appendChecked, type Session, type SessionEventMap, type SessionId } from '@deepseek-ai/dsh-session'
 import type { PromptVars } from '@deepseek-ai/dsh-system-prompt'
 import type { Checkpoints } from './checkpoints'
 import type { Context } from './cordis'
 import { pluginBug } from './decision-checks'
-import type { LogWriter } from './failure'
+import { appendRefused } from './failure'
+
+/**
+ * Whose log `RequestConfig` writes its header to, under the refused-write
+ * rule (`failure.ts`): a refused header fails that agent.
+ */
+export interface HeaderWriter {
+  readonly id: SessionId
+  fail(error: AgentError): AgentError
+}
 
 /** The last request header written to the log, folded: its fields, with the tools kept as serialized. */
 export interface HeaderState extends Omit<SessionEventMap['request/header'], 'tools' | 'reason'> {
@@ -44,7 +53,8 @@ export class RequestConfig {
   private restorable: { provider: string; model: string; effort: string } | undefined
   /** `base()` frozen once: the config of every step nobody's `agent/request` changes (the options are frozen). */
   private readonly ownBase: Readonly<LlmCallConfig>
-  private ownBaseChecked = false
+  /** What is wrong with `ownBase` (checked once, when the agent is built), or `undefined`. */
+  private readonly ownBaseProblem: string | undefined
 
   /**
    * Reads the log's last header: a resumed log, or a fork's seed, has one.
@@ -54,12 +64,16 @@ export class RequestConfig {
   constructor(
     private readonly checkpoints: Checkpoints,
     private readonly llm: Context['llm'],
-    private readonly log: LogWriter,
+    private readonly log: HeaderWriter,
     private readonly session: Session,
     private readonly options: Readonly<AgentOptions>,
     resumed: boolean,
   ) {
     this.ownBase = Object.freeze(this.base())
+    this.ownBaseProblem = configProblem(this.ownBase)
+    // The variables of the agent's own route, made now: a step on that route finds them ready.
+    const { provider, model } = this.ownBase
+    if (this.ownBaseProblem === undefined && provider !== undefined && model !== undefined) this.promptVars(provider, model)
     this.header = lastHeader(session)
     this.headerReason = this.header ? (resumed ? 'resume' : 'change') : 'initial'
     // R-LOOP-6 for a resumed log and a fork's seed alike (a fresh log has no header).
@@ -96,11 +110,9 @@ export class RequestConfig {
    * (`NO_MODEL`).
    */
   settle(requested: unknown): RoutedConfig {
-    // The agent's own frozen base is checked once (its options cannot change).
-    if (requested !== this.ownBase || !this.ownBaseChecked) {
-      checkConfig(requested)
-      if (requested === this.ownBase) this.ownBaseChecked = true
-    }
+    // The agent's own frozen base was checked when the agent was built (its options cannot change).
+    if (requested !== this.ownBase) checkConfig(requested)
+    else if (this.ownBaseProblem !== undefined) throw pluginBug('agent/request', this.ownBaseProblem)
     const config = this.restoreEffort(requested as LlmCallConfig)
     if (!config.provider || !config.model) {
       throw new AgentError(
@@ -153,7 +165,7 @@ export class RequestConfig {
       last.tools = tools
       return
     }
-    this.log.append('request/header', {
+    this.appendHeader({
       provider: config.provider,
       model: config.model,
       ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
@@ -177,6 +189,20 @@ export class RequestConfig {
   }
 
   /**
+   * Appends a header through dsh-session's `appendChecked` (every check of
+   * `session.append`, entered apart from the chunk path, so a new agent's
+   * first header does not deoptimize the code its chunks run). A refusal
+   * fails the agent (`APPEND_REFUSED`) and is rethrown as its failure.
+   */
+  private appendHeader(data: SessionEventMap['request/header']): void {
+    try {
+      appendChecked(this.session, 'request/header', data)
+    } catch (error) {
+      throw this.log.fail(appendRefused(this.log.id, 'request/header', error))
+    }
+  }
+
+  /**
    * R-LOOP-6: a resumed or forked instance restores the logged reasoning effort when its
    * route equals the logged route, and keeps it while the route stays the same
    * (a request that names an effort uses its own). The first request on
@@ -194,14 +220,21 @@ export class RequestConfig {
 }
 
 function checkConfig(config: unknown): asserts config is LlmCallConfig {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw pluginBug('agent/request', 'must return a call config object')
+  const problem = configProblem(config)
+  if (problem !== undefined) throw pluginBug('agent/request', problem)
+}
+
+/** What is wrong with a call config returned by `agent/request`, or `undefined`. */
+function configProblem(config: unknown): string | undefined {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return 'must return a call config object'
   const c = config as Record<string, unknown>
   for (const key of ['provider', 'model', 'reasoningEffort'] as const) {
-    if (c[key] !== undefined && typeof c[key] !== 'string') throw pluginBug('agent/request', `${key} must be a string`)
+    if (c[key] !== undefined && typeof c[key] !== 'string') return `${key} must be a string`
   }
   for (const key of ['maxTokens', 'temperature'] as const) {
-    if (c[key] !== undefined && (typeof c[key] !== 'number' || !Number.isFinite(c[key]))) throw pluginBug('agent/request', `${key} must be a finite number`)
+    if (c[key] !== undefined && (typeof c[key] !== 'number' || !Number.isFinite(c[key]))) return `${key} must be a finite number`
   }
+  return undefined
 }
 
 /** The last `request/header` of a log, folded for comparison (searched from the end). */

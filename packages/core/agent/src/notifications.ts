@@ -1,4 +1,4 @@
-import { containedEmitter, heard, subjectFilter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { containedEmitter, heard, subjectFilter, type ContainedEmitter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import type { Context, Events } from './cordis'
 import type { Agent } from './types'
 
@@ -29,17 +29,35 @@ export interface AgentEventEmitter {
  * stopping the others or the emitter.
  */
 export function agentEvents(ctx: Context, agent: Agent): AgentEventEmitter {
-  const filter = subjectFilter(agent.id)
-  const logger = ctx.logger('dsh-agent')
-  const onError = (error: unknown) => logger.warn(error)
-  const emitter = containedEmitter(ctx)
-  const events = emitter.events
-  return {
-    filter,
-    emit(name, ...args) {
-      // Several notifications per turn (status, inbox) usually have no listener: no argument list is built for them.
-      if (!heard(events, name)) return
-      emitter.emit(filter, name, [agent, ...args], onError)
-    },
+  return new AgentEvents(ctx, agent)
+}
+
+/**
+ * One agent's emitter. A class, so that every agent's `emit` is the same
+ * function: the agent loop's optimized code calls it at a call site that
+ * stays monomorphic when another agent is created (a closure per agent is a
+ * new call target there, and deoptimizes that code).
+ */
+class AgentEvents implements AgentEventEmitter {
+  readonly filter: SubjectFilter
+  private readonly emitter: ContainedEmitter
+  private readonly events: ContainedEmitter['events']
+  private readonly onError: (error: unknown) => void
+
+  constructor(
+    ctx: Context,
+    private readonly agent: Agent,
+  ) {
+    this.filter = subjectFilter(agent.id)
+    const logger = ctx.logger('dsh-agent')
+    this.onError = (error) => logger.warn(error)
+    this.emitter = containedEmitter(ctx)
+    this.events = this.emitter.events
+  }
+
+  emit<K extends AgentNotification>(name: K, ...args: Rest<K>): void {
+    // Several notifications per turn (status, inbox) usually have no listener: no argument list is built for them.
+    if (!heard(this.events, name)) return
+    this.emitter.emit(this.filter, name, [this.agent, ...args], this.onError)
   }
 }

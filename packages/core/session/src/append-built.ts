@@ -26,3 +26,15 @@ export function appendBuilt<K extends SessionEventType>(session: Session, type: 
 }
 
 const ownAppend = SessionLog.prototype.append
+
+/**
+ * `session.append(type, data)`, with every check: the data is validated as
+ * `append` validates it. For a driver's occasional events (the agent loop's
+ * `request/header`): a session of this store enters them apart from the path
+ * its chunks take, which keeps that path's optimized code as it is when a new
+ * session writes its first such event. A session of another implementation,
+ * or whose `append` was replaced (wrapped), gets `session.append`.
+ */
+export function appendChecked<K extends SessionEventType>(session: Session, type: K, data: SessionEventMap[K]): SessionEvent<K> {
+  return session instanceof SessionLog && session.append === ownAppend ? session.appendEvent(type, data) : session.append(type, data)
+}

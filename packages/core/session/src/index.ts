@@ -23,7 +23,7 @@ export type {
   TurnTriggerMap,
 } from './types'
 export type { Session, SessionPosition } from './session'
-export { appendBuilt } from './append-built'
+export { appendBuilt, appendChecked } from './append-built'
 export { observeSessions } from './observers'
 export type { SessionObserveOptions, SessionObserver } from './observers'
 export { SessionError } from './errors'

@@ -50,6 +50,15 @@ export class LogStructure {
   private answered = 0
   private staged: readonly PendingCall[] = []
 
+  /**
+   * Records a fresh log's own `session/meta` at seq 0 (`SessionLog.admitMeta`):
+   * what `apply` does for it, at creation. A replayed log's first event still
+   * goes through `check` and `apply`.
+   */
+  openLog(seedLength: number | undefined): void {
+    if (seedLength !== undefined) this.seedEnd = seedLength
+  }
+
   /** Throws `INVARIANT` when an event of `kind` with `data` cannot come next at `seq`. */
   check(kind: Kind | undefined, type: string, data: any, seq: number, slots: readonly Slot[]): void {
     if (seq === 0) {

@@ -1,5 +1,6 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { createHistorySnapshot } from './log/history-snapshot'
+import { emptyList } from './log/lists'
 import type { Session } from './session'
 import type { SessionEvent, SessionEventType } from './types'
 
@@ -47,7 +48,8 @@ export type SessionProjector<K extends SessionEventType = SessionEventType> = (
  * the old arrays, and every snapshot over them, untouched.
  */
 export class DerivedHistory {
-  private entries: Message[] = []
+  /** Built with the elements kind of objects (`log/lists.ts`). */
+  private entries: Message[] = emptyList<Message>(MESSAGE_SAMPLE)
   private positions: number[] = []
   private history: object = newHistory()
   /** The snapshot of the current entries, made on first request after a change. */
@@ -93,6 +95,9 @@ export class DerivedHistory {
     this.current = undefined
   }
 }
+
+/** Stands for a message only to give a new history's list the elements kind of objects. */
+const MESSAGE_SAMPLE = Object.freeze({}) as unknown as Message
 
 /** A new history's identity: an opaque object, named for whoever inspects it. */
 function newHistory(): object {

@@ -6,13 +6,15 @@ import { chunkDataShape, envelopeIsPlain, freezeChunk, type Shape } from './log/
 import type { Context, Logger } from './cordis'
 import { SessionError } from './errors'
 import type { EventTypes, RegisteredType } from './event-types'
-import { messageProblem, shapeProblem } from './event-shapes'
+import { shapeProblem } from './event-shapes'
 import { LogStructure } from './log-structure'
+import { emptyList, presized } from './log/lists'
 import { createEventsView } from './log/events-view'
 import { SessionEventDispatch } from './log/event-dispatch'
 import type { PackedLog, Slot } from './log/slots'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
+import { defaultProjection, projectionProblem } from './projection-checks'
 import { freezeBuilt, freezeTrusted } from './log/trusted-json'
 import type { Session, SessionPosition } from './session'
 import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
@@ -54,10 +56,11 @@ export class SessionLog implements Session, PackedLog {
    * `pack`. Its first `length` entries are committed; a session replaying a
    * loaded log it adopted (`adopt`) holds the rest of that log beyond them.
    */
-  slots: Slot[] = []
+  slots: Slot[] = emptyList<Slot>(SLOT_SAMPLE)
   /** The number of committed entries (the log's length, what `events` shows). */
   length = 0
-  pack: ChunkPack | undefined
+  /** Built with the log (not on its first chunk): the pack's construction never runs inside the chunk path. */
+  pack: ChunkPack | undefined = new ChunkPack()
   /** The read-only view readers get (`session.events`). */
   readonly events: readonly AnySessionEvent[]
   loadedLength = 0
@@ -71,7 +74,7 @@ export class SessionLog implements Session, PackedLog {
   private readonly history = new DerivedHistory()
   private projecting = false
   private publishing = false
-  private readonly backlog: AnySessionEvent[] = []
+  private readonly backlog: AnySessionEvent[] = emptyList<AnySessionEvent>(SLOT_SAMPLE as AnySessionEvent)
   private readonly onListenerError: (error: unknown) => void
   /** Publishes `session/event` for this session (the filter's verdicts cached). */
   private readonly dispatch: SessionEventDispatch
@@ -81,8 +84,8 @@ export class SessionLog implements Session, PackedLog {
    * each has reached every `session/event` listener as the object it was
    * committed as.
    */
-  private readonly unpacked: number[] = []
-  private readonly unpackedShapes: Shape[] = []
+  private readonly unpacked: number[] = presized(UNPACKED_CAPACITY)
+  private readonly unpackedShapes: Shape[] = presized(UNPACKED_CAPACITY) as Shape[]
   private unpackedCount = 0
 
   constructor(
@@ -131,6 +134,23 @@ export class SessionLog implements Session, PackedLog {
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     if (this.stage === 'detached' || type === 'assistant/chunk' || builtInKind(type) === undefined) return this.append(type, data)
     const event = this.admit(type, data, this.length, Date.now(), undefined, undefined, false, true)
+    if (this.stage === 'live') this.publish(event)
+    if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
+    return event as SessionEvent<K>
+  }
+
+  /**
+   * `append` entered apart from the per-chunk path (see `appendChecked`):
+   * the same validation, commit and publication, for events a driver
+   * writes now and then (a request header). `append` itself then meets
+   * almost only chunks, so the code optimized for them is not deoptimized
+   * when such an event first comes through it in a new session.
+   */
+  appendEvent<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    if (this.stage === 'detached') {
+      throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
+    }
+    const event = this.admit(type, data, this.length, Date.now(), undefined)
     if (this.stage === 'live') this.publish(event)
     if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
     return event as SessionEvent<K>
@@ -236,6 +256,28 @@ export class SessionLog implements Session, PackedLog {
       else if (messages.length) this.history.add(seq, messages)
     }
     return event
+  }
+
+  /**
+   * Commits a fresh session's own `session/meta` at seq 0: the one event
+   * that opens every log, admitted here, at creation, instead of through
+   * `admit` (whose structure check and apply then never meet seq 0 or the
+   * meta on a live log's path). The data is validated and frozen as
+   * `admit` would; nothing is published (the session is private).
+   */
+  admitMeta(data: SessionEventMap['session/meta'], time: number): void {
+    const json = this.home.json
+    const problem = json.problem(data)
+    if (problem) {
+      const path = formatPath('data', problem.path)
+      throw new SessionError('INVALID_EVENT', `session/meta ${path} ${problem.reason}`, { type: 'session/meta', seq: 0, path })
+    }
+    const shape = shapeProblem(Kind.Meta, data)
+    if (shape) throw new SessionError('INVALID_EVENT', `session/meta: ${shape}`, { type: 'session/meta', seq: 0, path: shape.slice(0, shape.indexOf(' ')) })
+    json.freezeChecked()
+    this.slots[0] = Object.freeze({ type: META, seq: 0, time, data }) as AnySessionEvent
+    this.length = 1
+    this.structure.openLog(data.seedLength)
   }
 
   /**
@@ -381,43 +423,13 @@ export class SessionLog implements Session, PackedLog {
 type ChunkData = { turn: number; step: number; chunk: Record<string, unknown> }
 
 const CHUNK = BUILT_IN_TYPES[Kind.AssistantChunk]
+const META = BUILT_IN_TYPES[Kind.Meta]
 
-/** The built-in projection (R-SES-3): the four model-visible types; an empty assistant message is log-only. */
-function defaultProjection(kind: Kind, data: Record<string, any>): Message | undefined {
-  switch (kind) {
-    case Kind.UserMessage:
-    case Kind.SteeringMessage:
-    case Kind.ToolResult:
-      return data.message
-    case Kind.AssistantMessage:
-      return data.message.content.length > 0 ? data.message : undefined
-    default:
-      return undefined
-  }
-}
+/** How many chunks may wait for packing before the lists grow (a publication's re-entrant appends). */
+const UNPACKED_CAPACITY = 64
+/** An object standing for a log entry, only to give a new list the elements kind of objects. */
+const SLOT_SAMPLE: Slot = Object.freeze({}) as unknown as Slot
 
-/** Checks a projection; on success, `json` holds its messages ready for `freezeChecked`. */
-function projectionProblem(json: JsonGuard, projection: SessionProjection, seq: number): string | undefined {
-  if (typeof projection !== 'object' || Array.isArray(projection)) return 'a projection must be an object { messages?, shadow? }'
-  const { messages, shadow } = projection
-  if (messages !== undefined) {
-    if (!Array.isArray(messages)) return 'messages must be an array'
-    const problem = json.problem(messages)
-    if (problem) return `${formatPath('messages', problem.path)} ${problem.reason}`
-    for (let i = 0; i < messages.length; i++) {
-      const shape = messageProblem(messages[i], undefined, `messages[${i}]`)
-      if (shape) return shape
-    }
-  }
-  if (shadow !== undefined) {
-    if (shadow === null || typeof shadow !== 'object') return 'shadow must be an object { from, to }'
-    const { from, to } = shadow
-    if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || from > to || to > seq) {
-      return `shadow must satisfy 0 ≤ from ≤ to ≤ ${seq} (the projecting event's seq), got { from: ${from}, to: ${to} }`
-    }
-  }
-  return undefined
-}
 
 function describeError(error: unknown): string {
   if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`

@@ -83,7 +83,7 @@ export class SessionRegistry {
       return log
     }
     const data = freshMeta(id, meta, seed?.length)
-    log.admit('session/meta', data, 0, data.createdAt, undefined)
+    log.admitMeta(data, data.createdAt)
     if (seed !== undefined) {
       replay(log, seed, 1, `cannot seed session "${id}"`)
       const open = log.position.openTurn

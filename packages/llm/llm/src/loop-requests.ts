@@ -57,9 +57,6 @@ interface SessionSlots {
 class LoopRequestSet {
   private readonly marked = new WeakMap<object, LoopRequestMeta>()
   private readonly sessions = new Map<string, SessionSlots>()
-  /** The session marked last, to skip the map lookup for consecutive marks of one session. */
-  private lastId: string | undefined
-  private last: SessionSlots | undefined
   /** Sessions holding requests directly, weakened by the pending `setImmediate`. */
   private readonly direct = new Set<SessionSlots>()
   private weakening = false
@@ -107,19 +104,25 @@ class LoopRequestSet {
     if (!slots) return
     this.sessions.delete(sessionId)
     this.direct.delete(slots)
-    if (this.lastId === sessionId) this.lastId = this.last = undefined
     for (let i = 0; i < slots.requests.length; i++) {
       const request = held(slots.requests[i]!)
       if (request !== undefined && this.marked.get(request) === slots.metas[i]) this.marked.delete(request)
     }
   }
 
+  /**
+   * A session's slots: one map lookup per mark, the same path for every
+   * session (a cache of the last session's slots made a new session's first
+   * mark take a branch the optimized code had never seen). The slots of a
+   * session's first mark are built apart (`newSlots`).
+   */
   private slotsOf(sessionId: string): SessionSlots {
-    if (this.lastId === sessionId) return this.last!
-    let slots = this.sessions.get(sessionId)
-    if (!slots) this.sessions.set(sessionId, (slots = { requests: [], metas: [], weakFrom: 0, sweepAt: 64 }))
-    this.lastId = sessionId
-    this.last = slots
+    return this.sessions.get(sessionId) ?? this.open(sessionId)
+  }
+
+  private open(sessionId: string): SessionSlots {
+    const slots = newSlots()
+    this.sessions.set(sessionId, slots)
     return slots
   }
 
@@ -137,6 +140,18 @@ class LoopRequestSet {
     this.direct.clear()
   }
 }
+
+/** A session's empty slots, its lists built with the elements kind of objects (what they hold). */
+function newSlots(): SessionSlots {
+  const requests: Array<LlmRequest | WeakRef<LlmRequest>> = [NO_REQUEST]
+  const metas: LoopRequestMeta[] = [NO_META]
+  requests.pop()
+  metas.pop()
+  return { requests, metas, weakFrom: 0, sweepAt: 64 }
+}
+
+const NO_REQUEST = Object.freeze({}) as LlmRequest
+const NO_META = Object.freeze({}) as LoopRequestMeta
 
 /** The request of an entry, or `undefined` once it was collected. */
 function held(entry: LlmRequest | WeakRef<LlmRequest>): LlmRequest | undefined {

@@ -1,4 +1,5 @@
 import { freezeChunk, Shape } from './chunk-shape'
+import { emptyDoubles, emptyList } from './lists'
 import type { AnySessionEvent } from '../types'
 
 const INITIAL_CAPACITY = 1024
@@ -61,14 +62,15 @@ export class ChunkPack {
   private readonly runStarts: number[] = []
   private readonly runTurns: number[] = []
   private readonly runSteps: number[] = []
-  private readonly runTimes: number[] = []
-  private readonly objects: object[] = []
+  /** Times in ms (not small integers): built with double elements (`lists.ts`). */
+  private readonly runTimes: number[] = emptyDoubles()
+  private readonly objects: object[] = emptyList<object>(Object.prototype)
 
-  private readonly pages: string[] = []
+  private readonly pages: string[] = emptyList('')
   /** The index of the first chunk of each page. */
   private readonly pageStarts: number[] = []
   /** The page being filled, as parts; `pendingStart` is its first chunk. */
-  private pending: string[] = []
+  private pending: string[] = emptyList('')
   private pendingLength = 0
   private pendingStart = 0
   /** ASCII bytes appended since the last string part (`addParts`), turned into one part when needed. */
