@@ -124,8 +124,16 @@ function settleStep(host: TurnHost, state: TurnState, current: StepState): StepO
 function endStep(host: TurnHost, state: TurnState, current: StepState): StepOutcome {
   checkAborted(state.holder)
   finishStep(host, current)
-  return { kind: 'done', hadToolCalls: current.calls.length > 0, wroteSteering: current.wroteSteering }
+  return DONE[(current.calls.length > 0 ? 1 : 0) + (current.wroteSteering ? 2 : 0)]!
 }
+
+/** The four `done` outcomes, shared (indexed by hadToolCalls + 2 × wroteSteering). */
+const DONE: readonly StepOutcome[] = [
+  Object.freeze({ kind: 'done', hadToolCalls: false, wroteSteering: false }),
+  Object.freeze({ kind: 'done', hadToolCalls: true, wroteSteering: false }),
+  Object.freeze({ kind: 'done', hadToolCalls: false, wroteSteering: true }),
+  Object.freeze({ kind: 'done', hadToolCalls: true, wroteSteering: true }),
+]
 
 /**
  * Writes the step's one `assistant/message` anchor. Marked first: an anchor

@@ -169,6 +169,7 @@ function promptPolicy(host: TurnHost, state: TurnState, item: AgentMessage): Pro
 
 /** The pending steering as the next step's proposed batch (not yet claimed). */
 function proposeSteering(host: TurnHost, reason?: string): Proposal {
+  if (!reason && !host.inboxState.hasSteering) return EMPTY_PROPOSAL
   const steering = host.inboxState.nextStep.slice()
   const entries: ProposedEntry[] = []
   for (const message of steering) {
