@@ -28,8 +28,20 @@ const STATE = Symbol('history snapshot state')
  * The proxy handler of one snapshot, and its state: the first `length`
  * entries of `entries`, an append-only array shared with the session (and
  * with every other snapshot of the same `history`).
+ *
+ * Its target is the snapshot's own empty array until something asks whether
+ * the snapshot is frozen or extensible (`Object.isFrozen`, `isSealed`,
+ * `isExtensible`, a deep-freeze helper). A proxy may report itself frozen
+ * only when its target holds every entry as a frozen property, so that
+ * question fills the target with the entries and freezes it (`sealed`), once
+ * per snapshot: the copy is paid by whoever asks, never by `deriveMessages()`
+ * (R-SES-2 with R-PERF-1). From then on the descriptor and key traps answer
+ * with the target's own.
  */
 class SnapshotState implements ProxyHandler<Message[]> {
+  /** Whether the target holds the entries, frozen. */
+  private sealed = false
+
   constructor(
     readonly entries: readonly Message[],
     readonly length: number,
@@ -61,14 +73,29 @@ class SnapshotState implements ProxyHandler<Message[]> {
     return Reflect.has(target, key)
   }
 
-  ownKeys(): string[] {
+  /** A snapshot is frozen: the first question about it seals its target (see the class). */
+  isExtensible(target: Message[]): boolean {
+    if (!this.sealed) {
+      // A sealed target's keys must be exactly what `ownKeys` reports; it prints as its entries anyway.
+      delete (target as unknown as Record<symbol, unknown>)[inspect.custom]
+      const { entries, length } = this
+      for (let index = 0; index < length; index++) target.push(entries[index]!)
+      Object.freeze(target)
+      this.sealed = true
+    }
+    return false
+  }
+
+  ownKeys(target: Message[]): (string | symbol)[] {
+    if (this.sealed) return Reflect.ownKeys(target)
     const keys: string[] = []
     for (let index = 0; index < this.length; index++) keys.push(String(index))
     keys.push('length')
     return keys
   }
 
-  getOwnPropertyDescriptor(_target: Message[], key: string | symbol): PropertyDescriptor | undefined {
+  getOwnPropertyDescriptor(target: Message[], key: string | symbol): PropertyDescriptor | undefined {
+    if (this.sealed) return Reflect.getOwnPropertyDescriptor(target, key)
     if (typeof key !== 'string') return undefined
     // A proxy may not report the target's non-configurable, writable `length` as read-only.
     if (key === 'length') return { value: this.length, writable: true, enumerable: false, configurable: false }
@@ -284,20 +311,29 @@ const methods: Record<string, Method> = Object.assign(Object.create(null) as Rec
 })
 
 /**
- * The target every snapshot proxies: an empty array, never written (every
- * write is trapped), so that `Array.isArray` holds and the prototype is
- * `Array.prototype`. `util.inspect` (console.log) formats a proxy's target
- * rather than the proxy, calling its custom inspector on the proxy: it shows
- * the snapshot's entries.
+ * `util.inspect` (console.log) formats a proxy's target rather than the
+ * proxy, calling the target's custom inspector with the proxy as `this`:
+ * an unsealed target (empty) carries this one, which shows the snapshot's
+ * entries; a sealed one holds the entries and prints as them.
  */
-const target: Message[] = []
-// Configurable: a proxy's `ownKeys` must list every non-configurable key of its target.
-Object.defineProperty(target, inspect.custom, {
-  configurable: true,
-  value(this: readonly Message[], _depth: number, options: object) {
-    return inspect(this.slice(), options)
-  },
-})
+function inspectSnapshot(this: readonly Message[], _depth: number, options: object): string {
+  return inspect(this.slice(), options)
+}
+
+/**
+ * A snapshot's target: its own empty array, never written until it is sealed
+ * (every write to the snapshot is trapped), so that `Array.isArray` holds and
+ * the prototype is `Array.prototype`. The inspector is a plain own property
+ * (a store the engine caches: `Object.defineProperty` or a custom prototype
+ * would cost several times the rest of a derivation); `ownKeys` does not
+ * report it, which a proxy may do while its target is extensible, and
+ * sealing deletes it.
+ */
+function newTarget(): Message[] {
+  const target: Message[] = []
+  ;(target as unknown as Record<symbol, unknown>)[inspect.custom] = inspectSnapshot
+  return target
+}
 
 /**
  * An immutable snapshot of a history: the first `length` entries of
@@ -305,16 +341,18 @@ Object.defineProperty(target, inspect.custom, {
  * snapshot does not follow it). O(1) to make; nothing is copied.
  *
  * Contract: the snapshot behaves as a frozen `Message[]` of `length`
- * entries. `Array.isArray` is true; `length`, index access, iteration,
- * spreading, `JSON.stringify`, `Object.keys` and every `Array.prototype`
- * method work as on that array; every write (assignment, `push`, `unshift`,
- * `splice`, `sort`, `length = …`, `delete`, `defineProperty`,
- * `Object.freeze`, `setPrototypeOf`) throws `ReadOnlyHistoryError` (a
- * `TypeError`) and changes nothing. `messages[HISTORY]` (see `historyOf` in
- * dsh-llm) is `history`. Not an array in every respect: `Object.isFrozen` is
- * false (a proxy can only report frozen when its target holds every entry),
- * and `structuredClone` refuses it (copy it first).
+ * entries. `Array.isArray` is true; `Object.isFrozen` is true (R-SES-2);
+ * `length`, index access, iteration, spreading, `JSON.stringify`,
+ * `Object.keys` and every `Array.prototype` method work as on that array;
+ * every write (assignment, `push`, `unshift`, `splice`, `sort`,
+ * `length = …`, `delete`, `defineProperty`, `Object.freeze`,
+ * `setPrototypeOf`) throws `ReadOnlyHistoryError` (a `TypeError`) and
+ * changes nothing. `messages[HISTORY]` (see `historyOf` in dsh-llm) is
+ * `history`. The first `Object.isFrozen` (or `isSealed`, `isExtensible`) on
+ * a snapshot costs one copy of its `length` entries, once (see
+ * `SnapshotState`). Not an array in every respect: `structuredClone` refuses
+ * it (copy it first).
  */
 export function createHistorySnapshot(entries: readonly Message[], length: number, history: object): readonly Message[] {
-  return new Proxy(target, new SnapshotState(entries, length, history)) as readonly Message[]
+  return new Proxy(newTarget(), new SnapshotState(entries, length, history)) as readonly Message[]
 }
