@@ -182,3 +182,27 @@ describe('ctx.on listeners called without the tracing proxy', () => {
     for (const value of [event, {}, root, root.sessions, root.reflect]) expect(eventTraceKeeps(value)).toBe(root.reflect.trace(value) === value)
   })
 })
+
+describe('the store\'s recording bind and another plugin\'s own', () => {
+  const original = Symbol.for('cordis.original')
+  const rawReflect = (root: Context) => (root.reflect as unknown as Record<symbol, { bind: Function }>)[original]!
+
+  it('unloading the store leaves a bind another plugin put in its place', async () => {
+    const root = new Context()
+    const reflect = rawReflect(root)
+    const fiber = root.plugin(Sessions)
+    await fiber
+    const before = reflect.bind
+    const wrappedByOther: Function[] = []
+    const other = function (this: unknown, callback: Function) {
+      wrappedByOther.push(callback)
+      return before.call(this, callback)
+    }
+    reflect.bind = other
+    await fiber.dispose()
+    expect(reflect.bind).toBe(other)
+    const listener = () => {}
+    root.on('custom/event' as never, listener)
+    expect(wrappedByOther).toEqual([listener])
+  })
+})

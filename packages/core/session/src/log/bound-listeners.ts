@@ -21,6 +21,9 @@ const wrapped = new WeakMap<Function, Function>()
 /** The stores using each `reflect` service's recording `bind`, to restore Cordis' own when the last one unloads. */
 const users = new WeakMap<object, number>()
 
+/** The recording `bind` put on each `reflect` service: the undo removes only that one, never a `bind` another plugin put in its place meanwhile. */
+const installed = new WeakMap<object, Function>()
+
 type Bind = (this: unknown, callback: Function) => Function
 
 /**
@@ -28,7 +31,8 @@ type Bind = (this: unknown, callback: Function) => Function
  * (`wrapped`), by giving the root's `reflect` service an own `bind` that
  * calls Cordis' own and notes the pair; the proxy it returns, and so every
  * registration, is unchanged. Returns the undo, which puts Cordis' `bind`
- * back once no store uses it. Does nothing (and the dispatch calls the
+ * back once no store uses it (unless another plugin has meanwhile put a `bind`
+ * of its own there: that one stays). Does nothing (and the dispatch calls the
  * proxies) when `reflect.bind` is not the prototype method it expects.
  */
 export function recordBoundListeners(ctx: Context): () => void {
@@ -45,6 +49,7 @@ export function recordBoundListeners(ctx: Context): () => void {
       return bound
     }
     Object.defineProperty(reflect, 'bind', { value: bind, writable: true, configurable: true, enumerable: false })
+    installed.set(reflect, bind)
   }
   users.set(reflect, count + 1)
   let undone = false
@@ -53,7 +58,7 @@ export function recordBoundListeners(ctx: Context): () => void {
     undone = true
     const left = users.get(reflect)! - 1
     users.set(reflect, left)
-    if (left === 0) delete reflect.bind
+    if (left === 0 && Object.getOwnPropertyDescriptor(reflect, 'bind')?.value === installed.get(reflect)) delete reflect.bind
   }
 }
 
