@@ -42,6 +42,20 @@ function builtTurn(session: Session, turn: number): void {
   session.append('turn/end', { turn, reason: { kind: 'completed' } })
 }
 
+/** A store with the summary projector, and a new session `id` on it. */
+async function summarizing(id: string) {
+  const root = await setup()
+  root.sessions.projector('frozen-test/summary', summarize)
+  return { root, session: root.sessions.create(SessionId(id)) }
+}
+
+/** Turns 1 (checked) and 2 (built); the summary of both, when `summarized`, shadowing all but the meta. */
+function twoTurns(session: Session, summarized: boolean): void {
+  closedTurn(session, 1)
+  builtTurn(session, 2)
+  if (summarized) session.append('frozen-test/summary', { from: 1, to: session.events.length, summary: 'turns 1 and 2' })
+}
+
 /** Loads `events` the way a JSON-lines backend does (chunks from the bytes, the rest parsed). */
 function loadedLog(events: readonly AnySessionEvent[]): LoadedLog {
   const log = new LoadedLog()
@@ -55,9 +69,7 @@ function loadedLog(events: readonly AnySessionEvent[]): LoadedLog {
 
 describe('deriveMessages() is a frozen Message[] of frozen messages on every path (R-SES-2)', () => {
   it('a fresh log, appended with checks and by a driver (appendBuilt), then growing step by step', async () => {
-    const root = await setup()
-    root.sessions.projector('frozen-test/summary', summarize)
-    const session = root.sessions.create(SessionId('fresh'))
+    const { session } = await summarizing('fresh')
     const empty = session.deriveMessages()
     closedTurn(session, 1)
     const first = session.deriveMessages()
@@ -73,11 +85,8 @@ describe('deriveMessages() is a frozen Message[] of frozen messages on every pat
   })
 
   it('after a projector shadows a range, and after more messages follow it', async () => {
-    const root = await setup()
-    root.sessions.projector('frozen-test/summary', summarize)
-    const session = root.sessions.create(SessionId('shadowed'))
-    closedTurn(session, 1)
-    builtTurn(session, 2)
+    const { session } = await summarizing('shadowed')
+    twoTurns(session, false)
     const before = session.deriveMessages()
     session.append('frozen-test/summary', { from: 1, to: session.events.length, summary: 'turns 1 and 2' })
     const shadowed = frozenReport(session)
@@ -86,12 +95,8 @@ describe('deriveMessages() is a frozen Message[] of frozen messages on every pat
   })
 
   it('after a resume: a log replayed from parsed JSON, and from a backend loaded log (the trusted path), projectors included', async () => {
-    const root = await setup()
-    root.sessions.projector('frozen-test/summary', summarize)
-    const session = root.sessions.create(SessionId('stored'))
-    closedTurn(session, 1)
-    builtTurn(session, 2)
-    session.append('frozen-test/summary', { from: 1, to: session.events.length, summary: 'turns 1 and 2' })
+    const { root, session } = await summarizing('stored')
+    twoTurns(session, true)
     closedTurn(session, 3)
     const parsed = JSON.parse(JSON.stringify(session.events)) as AnySessionEvent[]
     const replayed = root.sessions.prepare(SessionId('replayed'), { events: parsed })
@@ -107,10 +112,8 @@ describe('deriveMessages() is a frozen Message[] of frozen messages on every pat
   })
 
   it('once asked whether it is frozen, a snapshot reads and refuses writes exactly as before, and as the frozen array of its messages', async () => {
-    const root = await setup()
-    const session = root.sessions.create(SessionId('asked'))
-    closedTurn(session, 1)
-    builtTurn(session, 2)
+    const { session } = await summarizing('asked')
+    twoTurns(session, false)
     const history = session.deriveMessages()
     const plain = Object.freeze([...history])
     const reads = (messages: readonly Message[]) => [
