@@ -75,5 +75,6 @@ export function anthropicRoute(input: AnthropicRouteInput, env: NodeJS.ProcessEn
 
 /** The credentials of an Anthropic route the command line must never print. */
 export function anthropicSecrets(route: AnthropicRoute, env: NodeJS.ProcessEnv): string[] {
-  return route.apiKeyEnv && env[route.apiKeyEnv] ? [env[route.apiKeyEnv]!] : []
+  // The adapter sends the key trimmed: text that echoes it holds that form.
+  return route.apiKeyEnv && env[route.apiKeyEnv] ? [env[route.apiKeyEnv]!, env[route.apiKeyEnv]!.trim()] : []
 }

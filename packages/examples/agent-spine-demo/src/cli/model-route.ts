@@ -150,8 +150,9 @@ export function routeSecrets(route: ModelRoute, env: NodeJS.ProcessEnv): string[
   if (route.kind === 'anthropic') return anthropicSecrets(route, env)
   if (route.kind !== 'openai') return []
   const secrets: string[] = []
-  if (route.apiKeyEnv && env[route.apiKeyEnv]) secrets.push(env[route.apiKeyEnv]!)
-  if (route.config.apiKey) secrets.push(route.config.apiKey)
+  // The adapter sends the key trimmed: text that echoes it holds that form.
+  if (route.apiKeyEnv && env[route.apiKeyEnv]) secrets.push(env[route.apiKeyEnv]!, env[route.apiKeyEnv]!.trim())
+  if (route.config.apiKey) secrets.push(route.config.apiKey, route.config.apiKey.trim())
   for (const [name, value] of Object.entries(route.config.headers ?? {})) {
     if (!/key|token|auth|secret|cookie/i.test(name)) continue
     secrets.push(value, value.replace(/^\S+\s+/, ''))
