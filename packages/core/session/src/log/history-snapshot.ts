@@ -108,7 +108,9 @@ class SnapshotState implements ProxyHandler<Message[]> {
     return readOnly()
   }
 
-  defineProperty(): boolean {
+  /** Refused, except a redefinition that changes nothing on a sealed target (what `Object.freeze` does to a frozen array). */
+  defineProperty(target: Message[], key: string | symbol, descriptor: PropertyDescriptor): boolean {
+    if (this.sealed && Reflect.defineProperty(target, key, descriptor)) return true
     return readOnly()
   }
 
@@ -116,8 +118,10 @@ class SnapshotState implements ProxyHandler<Message[]> {
     return readOnly()
   }
 
-  preventExtensions(): boolean {
-    return readOnly()
+  /** A snapshot is frozen already: seals the target (as the first question does) and succeeds, so `Object.freeze` and `Object.preventExtensions` are the no-ops they are on a frozen array. */
+  preventExtensions(target: Message[]): boolean {
+    this.isExtensible(target)
+    return true
   }
 
   setPrototypeOf(): boolean {
@@ -345,10 +349,12 @@ function newTarget(): Message[] {
  * `length`, index access, iteration, spreading, `JSON.stringify`,
  * `Object.keys` and every `Array.prototype` method work as on that array;
  * every write (assignment, `push`, `unshift`, `splice`, `sort`,
- * `length = …`, `delete`, `defineProperty`, `Object.freeze`,
- * `setPrototypeOf`) throws `ReadOnlyHistoryError` (a `TypeError`) and
- * changes nothing. `messages[HISTORY]` (see `historyOf` in dsh-llm) is
- * `history`. The first `Object.isFrozen` (or `isSealed`, `isExtensible`) on
+ * `length = …`, `delete`, `defineProperty`, `setPrototypeOf`) throws
+ * `ReadOnlyHistoryError` (a `TypeError`) and changes nothing;
+ * `Object.freeze` and `Object.preventExtensions` succeed and change nothing,
+ * as on a frozen array. `messages[HISTORY]` (see `historyOf` in dsh-llm) is
+ * `history`. The first `Object.isFrozen` (or `isSealed`, `isExtensible`,
+ * `Object.freeze`) on
  * a snapshot costs one copy of its `length` entries, once (see
  * `SnapshotState`). Not an array in every respect: `structuredClone` refuses
  * it (copy it first).
