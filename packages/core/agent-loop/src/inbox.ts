@@ -92,12 +92,8 @@ export class InboxState {
 
   /** Claims one item. Returns false (and does nothing) when it is no longer pending. */
   dequeue(message: AgentMessage): boolean {
-    const column = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
-    const index = column.indexOf(message)
+    const index = this.remove(message)
     if (index < 0) return false
-    if (index === 0) column.shift()
-    else column.splice(index, 1)
-    this.view = undefined
     const slot = this.reserve()
     try {
       this.log.appendBuilt('inbox/dequeue', { id: message.id })
@@ -116,7 +112,7 @@ export class InboxState {
   /** Drops the given pending items (those no longer pending are skipped). */
   discard(messages: readonly AgentMessage[]): void {
     const restore = this.snapshot()
-    const dropped = messages.filter((message) => this.remove(message))
+    const dropped = messages.filter((message) => this.remove(message) >= 0)
     if (dropped.length === 0) return
     const slot = this.reserve()
     try {
@@ -245,13 +241,14 @@ export class InboxState {
     }
   }
 
-  private remove(message: AgentMessage): boolean {
+  /** Takes `message` out of its column; returns where it was, or -1 when it is no longer pending. */
+  private remove(message: AgentMessage): number {
     const column = message.target === 'next-turn' ? this.turnColumn : this.stepColumn
     const index = column.indexOf(message)
-    if (index < 0) return false
+    if (index < 0) return -1
     if (index === 0) column.shift()
     else column.splice(index, 1)
     this.view = undefined
-    return true
+    return index
   }
 }
