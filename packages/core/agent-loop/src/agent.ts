@@ -16,7 +16,7 @@ import {
   type ResolvedAgentInput,
 } from '@deepseek-ai/dsh-agent'
 import { newMessageId, type MessageId } from '@deepseek-ai/dsh-llm'
-import { appendBuilt, type Session, type SessionEvent, type SessionEventMap, type SessionEventType, type SessionId } from '@deepseek-ai/dsh-session'
+import { appendBuilt, appendChecked, type Session, type SessionEvent, type SessionEventMap, type SessionEventType, type SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
 import { FailureState, appendRefused, persistenceFailed } from './failure'
@@ -172,13 +172,13 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   // ── the refused-write rule ───────────────────────────────────────────
 
   /**
-   * Appends to the log. A throw of the log (it refused the event) fails the
-   * agent with `APPEND_REFUSED` and is rethrown as the agent's failure, so
-   * the caller unwinds and never writes that event again.
+   * Appends to the log (`how`: `session.append`, `appendBuilt` or `appendChecked`). A throw of the log
+   * (it refused the event) fails the agent with `APPEND_REFUSED` and is rethrown as the agent's failure,
+   * so the caller unwinds and never writes that event again.
    */
-  append<K extends SessionEventType>(type: K, data: SessionEventMap[K], built = false): SessionEvent<K> {
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K], how?: 'built' | 'checked'): SessionEvent<K> {
     try {
-      return built ? appendBuilt(this.session, type, data) : this.session.append(type, data)
+      return how === undefined ? this.session.append(type, data) : how === 'built' ? appendBuilt(this.session, type, data) : appendChecked(this.session, type, data)
     } catch (error) {
       throw this.fail(appendRefused(this.id, type, error))
     }
@@ -186,7 +186,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** `append` for data the loop built from admitted, frozen values (`BuiltLogWriter`). */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
-    return this.append(type, data, true)
+    return this.append(type, data, 'built')
   }
 
   /** Flushes the log (before a step's request, at a turn's end); a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure; `undefined` when `ctx.sessions.flushes` says there is nothing to do. */

@@ -20,6 +20,15 @@ export interface BuiltLogWriter extends LogWriter {
 }
 
 /**
+ * `append(type, data, 'checked')` writes the loop's occasional events (the
+ * request header) through dsh-session's `appendChecked`: every check of `session.append`, entered
+ * apart from the path the chunks take, under the same refused-write rule.
+ */
+export interface CheckedLogWriter {
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K], how: 'checked'): SessionEvent<K>
+}
+
+/**
  * The refused-write rule, in one place. The first refused append or failed
  * flush *fails* the agent: the open turn unwinds and closes (`turn/end{error}`)
  * as far as the log still accepts, `agent/error` reports the failure once, the

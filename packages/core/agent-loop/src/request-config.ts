@@ -1,20 +1,11 @@
 import { AgentError, type Agent, type AgentOptions } from '@deepseek-ai/dsh-agent'
 import type { LlmCallConfig, PreparedCall, ToolSchema } from '@deepseek-ai/dsh-llm'
-import { appendChecked, type Session, type SessionEventMap, type SessionId } from '@deepseek-ai/dsh-session'
+import type { Session, SessionEventMap } from '@deepseek-ai/dsh-session'
 import type { PromptVars } from '@deepseek-ai/dsh-system-prompt'
 import type { Checkpoints } from './checkpoints'
 import type { Context } from './cordis'
 import { pluginBug } from './decision-checks'
-import { appendRefused } from './failure'
-
-/**
- * Whose log `RequestConfig` writes its header to, under the refused-write
- * rule (`failure.ts`): a refused header fails that agent.
- */
-export interface HeaderWriter {
-  readonly id: SessionId
-  fail(error: AgentError): AgentError
-}
+import type { CheckedLogWriter } from './failure'
 
 /** The last request header written to the log, folded: its fields, with the tools kept as serialized. */
 export interface HeaderState extends Omit<SessionEventMap['request/header'], 'tools' | 'reason'> {
@@ -64,7 +55,7 @@ export class RequestConfig {
   constructor(
     private readonly checkpoints: Checkpoints,
     private readonly llm: Context['llm'],
-    private readonly log: HeaderWriter,
+    private readonly log: CheckedLogWriter,
     private readonly session: Session,
     private readonly options: Readonly<AgentOptions>,
     resumed: boolean,
@@ -165,16 +156,20 @@ export class RequestConfig {
       last.tools = tools
       return
     }
-    this.appendHeader({
-      provider: config.provider,
-      model: config.model,
-      ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
-      ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
-      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-      system,
-      tools: tools as ToolSchema[],
-      reason: this.headerReason,
-    })
+    this.log.append(
+      'request/header',
+      {
+        provider: config.provider,
+        model: config.model,
+        ...(config.reasoningEffort !== undefined ? { reasoningEffort: config.reasoningEffort } : {}),
+        ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+        ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+        system,
+        tools: tools as ToolSchema[],
+        reason: this.headerReason,
+      },
+      'checked',
+    )
     this.headerReason = 'change'
     this.header = {
       provider: config.provider,
@@ -185,20 +180,6 @@ export class RequestConfig {
       system,
       tools,
       toolsJson,
-    }
-  }
-
-  /**
-   * Appends a header through dsh-session's `appendChecked` (every check of
-   * `session.append`, entered apart from the chunk path, so a new agent's
-   * first header does not deoptimize the code its chunks run). A refusal
-   * fails the agent (`APPEND_REFUSED`) and is rethrown as its failure.
-   */
-  private appendHeader(data: SessionEventMap['request/header']): void {
-    try {
-      appendChecked(this.session, 'request/header', data)
-    } catch (error) {
-      throw this.log.fail(appendRefused(this.log.id, 'request/header', error))
     }
   }
 
