@@ -5,6 +5,7 @@
  *
  *   pnpm bench [--smoke] [--only growth,resume] [--subjects dsh,pi-agent-core] [--runs 3]
  *              [--node <path | major>] [--stream-batch n] [--out file.json] [--strict] [--profile]
+ *              [--node-flag <flag>]…
  *
  * `--node` runs every scenario's processes under another Node binary: a path,
  * or a major (`22`, `24`) fetched once from the npm registry by
@@ -13,6 +14,10 @@
  *
  * `--profile` runs every child with `--cpu-prof` into `bench/results/profiles/`;
  * `src/profile-summary.ts` lists a profile's top self-time functions.
+ * `--node-flag` (repeatable) passes a flag to every run's Node, e.g.
+ * `--node-flag=--no-turbofan` to see what a round costs before V8's
+ * optimizing compiler has run (the cold round is mostly that); the header
+ * line names the flags, since such figures are not the standard ones.
  *
  * Exit code 0 even when a budget or the criterion is missed (the table says
  * so); 1 when a dsh run fails, or with `--strict` when a budget is missed.
@@ -41,6 +46,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'node-flag': { type: 'string', multiple: true },
   },
 })
 
@@ -63,7 +69,9 @@ if (nodeOption?.kind === 'major') {
 }
 
 const profiles = fileURLToPath(new URL('../results/profiles', import.meta.url))
-const nodeFlags = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []
+const extraFlags = values['node-flag'] ?? []
+for (const flag of extraFlags) if (!flag.startsWith('--')) throw new Error(`--node-flag takes a Node flag starting with "--", e.g. --node-flag=--no-turbofan; got "${flag}"`)
+const nodeFlags = [...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []), ...extraFlags]
 const report = await runBench({
   mode,
   only: list(values.only),

@@ -175,7 +175,7 @@ export function markdown(report: BenchReport): string {
   const m = report.machine
   const lines: string[] = []
   lines.push(
-    `Measured ${report.date.slice(0, 10)} at ${report.revision} (${report.mode} mode, ${report.durationSeconds} s) on ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; 1-minute load average ${report.load.start} at the start, ${report.load.end} at the end.`,
+    `Measured ${report.date.slice(0, 10)} at ${report.revision} (${report.mode} mode, ${report.durationSeconds} s) on ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}${report.nodeFlags?.length ? ` with ${report.nodeFlags.join(' ')}` : ''}; 1-minute load average ${report.load.start} at the start, ${report.load.end} at the end.`,
   )
   lines.push('')
   const criterion = criterionMarkdown(criterionChecks(report))

@@ -56,6 +56,8 @@ export interface BenchReport {
   mode: Mode
   /** The Node binary of the runs, when `--node` chose one. */
   nodePath?: string
+  /** Extra Node flags of the runs' children, when any were given. */
+  nodeFlags?: readonly string[]
   /** The commit measured (see `revision()`). */
   revision: string
   machine: Machine
@@ -81,6 +83,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     date: new Date().toISOString(),
     mode: options.mode,
     ...(options.node === undefined ? {} : { nodePath: options.node }),
+    ...(options.nodeFlags?.length ? { nodeFlags: options.nodeFlags } : {}),
     revision: revision(),
     machine: machine(options.node),
     load: { start: load(), end: 0 },

@@ -109,6 +109,13 @@ describe('the done criterion of issue 18', () => {
 })
 
 describe('markdown', () => {
+  it('names extra Node flags in the header line, since their figures are not the standard ones', () => {
+    const flagged = markdown({ ...report, nodeFlags: ['--no-turbofan'] }).split('\n')[0]
+    expect(flagged).toBe(
+      'Measured 2026-11-30 at abc1234 (full mode, 42 s) on Test CPU, 2 cores, 24 GB, linux 6.0, Node v20.20.2 with --no-turbofan; 1-minute load average 1.5 at the start, 2 at the end.',
+    )
+  })
+
   it('shows the criterion first, then medians, ratios, budgets, a failed peer and the missed budgets', () => {
     expect(markdown(report).split('\n')).toEqual([
       'Measured 2026-11-30 at abc1234 (full mode, 42 s) on Test CPU, 2 cores, 24 GB, linux 6.0, Node v20.20.2; 1-minute load average 1.5 at the start, 2 at the end.',
