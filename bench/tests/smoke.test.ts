@@ -85,26 +85,33 @@ describe('pnpm bench:smoke', () => {
     }
   })
 
-  it.skipIf(process.platform === 'win32')('runs the scenarios under the Node binary given by --node, with the stream batch given by --stream-batch', { timeout: 600_000 }, () => {
+  it.skipIf(process.platform === 'win32')('runs the scenarios under the Node binary given by --node, with the stream batch given by --stream-batch and the flags given by --node-flag', { timeout: 600_000 }, () => {
     const out = join(work, 'node.json')
     const calls = join(work, 'node-calls.log')
     // A "Node binary" that notes each start, then is this Node.
     const wrapper = join(work, 'node-wrapper')
-    writeFileSync(wrapper, `#!/bin/sh\necho "$1" >> '${calls}'\nexec '${process.execPath}' "$@"\n`)
+    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${process.execPath}' "$@"\n`)
     chmodSync(wrapper, 0o755)
     const child = spawnSync(
       process.execPath,
-      ['--conditions=dsh-source', '--import', 'tsx', 'src/main.ts', '--smoke', '--only', 'streaming,prefix-stability', '--subjects', 'dsh', '--node', wrapper, '--stream-batch', '16', '--out', out],
+      ['--conditions=dsh-source', '--import', 'tsx', 'src/main.ts', '--smoke', '--only', 'streaming,prefix-stability', '--subjects', 'dsh', '--node', wrapper, '--stream-batch', '16', '--node-flag=--no-turbofan', '--out', out],
       { cwd: bench, encoding: 'utf8' },
     )
     expect(child.status, child.stderr).toBe(0)
     const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport
-    expect({ nodePath: report.nodePath, node: report.machine.node, batch: (report.scenarios[0]!.params as { batch: number }).batch }).toEqual({
+    expect({ nodePath: report.nodePath, node: report.machine.node, nodeFlags: report.nodeFlags, batch: (report.scenarios[0]!.params as { batch: number }).batch }).toEqual({
       nodePath: wrapper,
       node: process.version,
+      nodeFlags: ['--no-turbofan'],
       batch: 16,
     })
-    // One start to read its version, then one child per run: the streaming run and the prefix run.
-    expect(readFileSync(calls, 'utf8').trim().split('\n')).toEqual(['--version', '--conditions=dsh-source', '--conditions=dsh-source'])
+    expect(child.stdout).toContain(`Node ${process.version} with --no-turbofan;`)
+    // One start to read its version, then one child per run (the streaming run and the prefix run), each with the flag.
+    const starts = readFileSync(calls, 'utf8').trim().split('\n')
+    expect(starts.map((line) => [line.split(' ')[0], line.split(' ').includes('--no-turbofan')])).toEqual([
+      ['--version', false],
+      ['--conditions=dsh-source', true],
+      ['--conditions=dsh-source', true],
+    ])
   })
 })
