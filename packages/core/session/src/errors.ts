@@ -89,3 +89,9 @@ export class SessionError extends Error {
     if (details.errors !== undefined) this.errors = details.errors
   }
 }
+
+/** An error as a log line: its stack when it has one. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`
+  return String(error)
+}

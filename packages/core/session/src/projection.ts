@@ -70,6 +70,13 @@ export class DerivedHistory {
     this.current = undefined
   }
 
+  /** `add` for the one message of a built-in event (no list to make). */
+  addOne(seq: number, message: Message): void {
+    this.entries.push(message)
+    this.positions.push(seq)
+    this.current = undefined
+  }
+
   /** Replaces the messages positioned in `[from, to)` with `messages`, at position `from`. */
   replace(from: number, to: number, messages: readonly Message[]): void {
     const lo = lowerBound(this.positions, from)

@@ -4,7 +4,7 @@ import { builtInKind, BUILT_IN_TYPES, Kind } from './built-in-types'
 import { ChunkPack } from './log/chunk-pack'
 import { chunkDataShape, envelopeIsPlain, freezeChunk, type Shape } from './log/chunk-shape'
 import type { Context, Logger } from './cordis'
-import { SessionError } from './errors'
+import { describeError, SessionError } from './errors'
 import type { EventTypes, RegisteredType } from './event-types'
 import { shapeProblem } from './event-shapes'
 import { LogStructure } from './log-structure'
@@ -15,6 +15,7 @@ import type { PackedLog, Slot } from './log/slots'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
 import { defaultProjection, projectionProblem } from './projection-checks'
+import { newEnvelope } from './log/envelope'
 import { freezeBuilt, freezeTrusted } from './log/trusted-json'
 import type { Session, SessionPosition } from './session'
 import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
@@ -125,15 +126,13 @@ export class SessionLog implements Session, PackedLog {
   }
 
   /**
-   * `append` for built-in event data that a driver built itself from values
-   * already lossless JSON of the right shape (see `appendBuilt`): the
-   * lossless-JSON walk and the shape check are skipped, and the freeze stops
-   * at parts already frozen. The structure check, the commit, the projection
-   * and the publication are `append`'s. Any other type goes through `append`.
+   * `append` for built-in data a driver built from values already lossless JSON of the right shape (see
+   * `appendBuilt`), admitted by `admitBuilt`; publication is `append`'s. Any other type goes through `append`.
    */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
-    if (this.stage === 'detached' || type === 'assistant/chunk' || builtInKind(type) === undefined) return this.append(type, data)
-    const event = this.admit(type, data, this.length, Date.now(), undefined, undefined, false, true)
+    const kind = builtInKind(type)
+    if (kind === undefined || kind === Kind.AssistantChunk || this.stage === 'detached') return this.append(type, data)
+    const event = this.admitBuilt(kind, data, this.length, Date.now())
     if (this.stage === 'live') this.publish(event)
     if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
     return event as SessionEvent<K>
@@ -174,8 +173,8 @@ export class SessionLog implements Session, PackedLog {
    * is `seq`): it becomes the log entry, frozen in place with the canonical
    * type string, instead of a copy, so a resumed log holds one envelope per
    * event. `trusted` data is lossless JSON by construction (a backend parsed
-   * it): the lossless-JSON walk is skipped, everything else runs. `built`
-   * data comes from `appendBuilt`: neither the walk nor the shape check runs.
+   * it): the lossless-JSON walk is skipped, everything else runs. Data built
+   * by a driver (`appendBuilt`) is admitted by `admitBuilt` instead.
    *
    * The caller packs the chunks it committed (`packChunks`) once no
    * publication runs.
@@ -188,7 +187,6 @@ export class SessionLog implements Session, PackedLog {
     loadedIgnorable: boolean | undefined,
     loaded?: Record<string, unknown>,
     trusted = false,
-    built = false,
   ): AnySessionEvent {
     if (this.projecting) {
       throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
@@ -220,21 +218,20 @@ export class SessionLog implements Session, PackedLog {
       throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
     }
     const json = this.home.json
-    if (!trusted && !built) {
+    if (!trusted) {
       const problem = json.problem(data)
       if (problem) {
         const path = formatPath('data', problem.path)
         throw new SessionError('INVALID_EVENT', `${type} ${path} ${problem.reason}`, { type, seq, path })
       }
     }
-    if (kind !== undefined && !built) {
+    if (kind !== undefined) {
       const shape = shapeProblem(kind, data)
       // Shape problems start with the path they are about (`data.turn must be …`).
       if (shape) throw new SessionError('INVALID_EVENT', `${type}: ${shape}`, { type, seq, path: shape.slice(0, shape.indexOf(' ')) })
     }
     this.structure.check(kind, type, data, seq, this.slots)
-    if (built) freezeBuilt(data)
-    else if (trusted) freezeTrusted(data)
+    if (trusted) freezeTrusted(data)
     else json.freezeChecked()
     const event = this.envelope(canonicalType, seq, time, data, ignorable, loaded)
     let projection: SessionProjection | undefined
@@ -245,17 +242,44 @@ export class SessionLog implements Session, PackedLog {
     this.slots[seq] = event
     this.length = seq + 1
     if (kind !== undefined) {
-      this.structure.apply(kind, data, seq)
-      const message = defaultProjection(kind, data as Record<string, any>)
-      if (message) this.history.add(seq, [message])
-      // A step's chunks share pages: close its page, so the pending parts do not outlive the step.
-      if (kind === Kind.StepEnd) this.pack?.seal()
+      this.applyBuiltIn(kind, data as Record<string, any>, seq)
     } else if (projection) {
       const messages = projection.messages ?? noMessages
       if (projection.shadow) this.history.replace(projection.shadow.from, projection.shadow.to, messages)
       else if (messages.length) this.history.add(seq, messages)
     }
     return event
+  }
+
+  /**
+   * `admit` for built-in data a driver built (`appendBuilt`): no lossless-JSON walk or shape check, `freezeBuilt`;
+   * the structure check, commit, projection and errors are `admit`'s. Apart, so a turn's events run this short path.
+   */
+  private admitBuilt(kind: Kind, data: unknown, seq: number, time: number): AnySessionEvent {
+    const type = BUILT_IN_TYPES[kind]
+    if (this.projecting) {
+      throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
+    }
+    this.structure.check(kind, type, data, seq, this.slots)
+    freezeBuilt(data)
+    const event = newEnvelope(type, seq, time, data)
+    // Commit: nothing below throws.
+    this.slots[seq] = event
+    this.length = seq + 1
+    this.applyBuiltIn(kind, data as Record<string, any>, seq)
+    return event
+  }
+
+  /** The commit's second half for a built-in event at `seq`, already in the log: the structure moves and the history grows. */
+  private applyBuiltIn(kind: Kind, data: Record<string, any>, seq: number): void {
+    this.structure.apply(kind, data, seq)
+    const message = defaultProjection(kind, data)
+    if (message !== undefined) this.history.addOne(seq, message)
+    // A step's chunks share pages: close its page, so the pending parts do not outlive the step.
+    if (kind === Kind.StepEnd) this.pack?.seal()
   }
 
   /**
@@ -275,7 +299,7 @@ export class SessionLog implements Session, PackedLog {
     const shape = shapeProblem(Kind.Meta, data)
     if (shape) throw new SessionError('INVALID_EVENT', `session/meta: ${shape}`, { type: 'session/meta', seq: 0, path: shape.slice(0, shape.indexOf(' ')) })
     json.freezeChecked()
-    this.slots[0] = Object.freeze({ type: META, seq: 0, time, data }) as AnySessionEvent
+    this.slots[0] = newEnvelope(META, 0, time, data)
     this.length = 1
     this.structure.openLog(data.seedLength)
   }
@@ -314,9 +338,7 @@ export class SessionLog implements Session, PackedLog {
       }
       return loaded as unknown as AnySessionEvent
     }
-    return (
-      ignorable ? Object.freeze({ type, seq, time, data, ignorable: true as const }) : Object.freeze({ type, seq, time, data })
-    ) as AnySessionEvent
+    return (ignorable ? Object.freeze({ type, seq, time, data, ignorable: true as const }) : newEnvelope(type, seq, time, data)) as AnySessionEvent
   }
 
   /**
@@ -405,18 +427,14 @@ export class SessionLog implements Session, PackedLog {
     }
     this.publishing = true
     try {
-      this.emit(event)
-      for (let i = 0; i < this.backlog.length; i++) this.emit(this.backlog[i]!)
+      this.dispatch.emit(event)
+      for (let i = 0; i < this.backlog.length; i++) this.dispatch.emit(this.backlog[i]!)
     } catch (error) {
       this.onListenerError(error)
     } finally {
       if (this.backlog.length) this.backlog.length = 0
       this.publishing = false
     }
-  }
-
-  private emit(event: AnySessionEvent): void {
-    this.dispatch.emit(event)
   }
 }
 
@@ -429,9 +447,3 @@ const META = BUILT_IN_TYPES[Kind.Meta]
 const UNPACKED_CAPACITY = 64
 /** An object standing for a log entry, only to give a new list the elements kind of objects. */
 const SLOT_SAMPLE: Slot = Object.freeze({}) as unknown as Slot
-
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`
-  return String(error)
-}

@@ -24,6 +24,24 @@ describe('appendBuilt: event data a driver built from admitted, frozen values (i
     expect(session.deriveMessages()).toEqual([message])
   })
 
+  it('logs envelopes that are frozen plain objects { type, seq, time, data }, whichever way the event came in', async () => {
+    const root = await setup()
+    const session = root.sessions.create('a')
+    const built = appendBuilt(session, 'turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    const checked = session.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
+    const events = [session.events[0]!, built, checked]
+    expect(events.map((event) => [Object.getPrototypeOf(event) === Object.prototype, Object.keys(event), Object.isFrozen(event)])).toEqual([
+      [true, ['type', 'seq', 'time', 'data'], true],
+      [true, ['type', 'seq', 'time', 'data'], true],
+      [true, ['type', 'seq', 'time', 'data'], true],
+    ])
+    expect([built, checked]).toStrictEqual([
+      { type: 'turn/start', seq: 1, time: built.time, data: { turn: 1, trigger: { kind: 'prompt' } } },
+      { type: 'turn/end', seq: 2, time: checked.time, data: { turn: 1, reason: { kind: 'completed' } } },
+    ])
+    expect(JSON.parse(JSON.stringify(built))).toEqual(built)
+  })
+
   it('keeps the structure check: an out-of-order event is refused with the error append gives, and the log is unchanged', async () => {
     const root = await setup()
     const session = root.sessions.create('a')

@@ -67,11 +67,26 @@ export function freezeTrusted<T>(value: T): T {
  * an admitted chunk's usage).
  */
 export function freezeBuilt(value: unknown): void {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) freezeUnfrozen(value)
+}
+
+/**
+ * Freezes `value` (not frozen yet) and what it holds that is not: each
+ * part is tested here before the recursive call, so the numbers and strings
+ * of an event's data, and its frozen parts, cost no call.
+ */
+function freezeUnfrozen(value: object): void {
+  // Frozen first, so a cycle ends the walk where it closes.
   Object.freeze(value)
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) freezeBuilt(value[i])
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      if (item !== null && typeof item === 'object' && !Object.isFrozen(item)) freezeUnfrozen(item)
+    }
   } else {
-    for (const key in value) freezeBuilt((value as Record<string, unknown>)[key])
+    for (const key in value) {
+      const item: unknown = (value as Record<string, unknown>)[key]
+      if (item !== null && typeof item === 'object' && !Object.isFrozen(item)) freezeUnfrozen(item)
+    }
   }
 }
