@@ -50,24 +50,30 @@ export function effectiveConfig(
   info: ModelInfo | undefined,
 ): EffectiveConfig {
   const out: Record<string, unknown> = {}
-  for (const key of Object.keys(config)) {
-    const value = (config as unknown as Record<string, unknown>)[key]
-    if (value !== undefined) out[key] = value
+  // An indexed loop: this runs once per model call, mostly before the optimizing compiler gets to it.
+  const keys = Object.keys(config)
+  for (let i = 0; i < keys.length; i++) {
+    const value = (config as unknown as Record<string, unknown>)[keys[i]!]
+    if (value !== undefined) out[keys[i]!] = value
   }
   if (info !== undefined) {
     const efforts = info.reasoningEfforts ?? []
-    const route = `model "${config.model}" of provider "${config.provider}"`
     const effort = config.reasoningEffort
     if (effort !== undefined) {
       if (efforts.length === 0) {
-        throw invalid(`${route} accepts no reasoning effort, but the call asks for "${effort}": remove reasoningEffort`)
+        throw invalid(`${routeName(config)} accepts no reasoning effort, but the call asks for "${effort}": remove reasoningEffort`)
       }
       if (!efforts.includes(effort)) {
-        throw invalid(`${route} does not accept reasoning effort "${effort}"; accepted: ${efforts.join(', ')}`)
+        throw invalid(`${routeName(config)} does not accept reasoning effort "${effort}"; accepted: ${efforts.join(', ')}`)
       }
     } else if (info.defaultReasoningEffort !== undefined) {
       out.reasoningEffort = info.defaultReasoningEffort
     }
   }
   return Object.freeze(out) as EffectiveConfig
+}
+
+/** The route as error messages name it. */
+function routeName(config: { provider: string; model: string }): string {
+  return `model "${config.model}" of provider "${config.provider}"`
 }

@@ -103,6 +103,26 @@ export class LlmService extends Service {
    * `llm/stream` listener can take it over (R-LLM-3).
    */
   prepareCall(config: LlmCallConfig, signal?: AbortSignal): Promise<PreparedCall> {
+    try {
+      const call = prepare(this[kCore], config, signal)
+      return call instanceof Promise ? call : Promise.resolve(call)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  /**
+   * `prepareCall` without a promise when nothing has to be waited for: the
+   * prepared call itself when the adapter has no `resolveModel` or answers it
+   * synchronously (or the route has no adapter), a promise of it when
+   * `resolveModel` returns one. The checks, the single registration lookup,
+   * the single `resolveModel` call and the errors are `prepareCall`'s, but a
+   * failure found before any wait is thrown, not returned as a rejection
+   * (`INVALID_CONFIG`, `ABORTED` for a signal already aborted, a synchronous
+   * `resolveModel` failure). For callers on a hot path: a step with nothing
+   * to wait for stays free of promises.
+   */
+  prepareCallNow(config: LlmCallConfig, signal?: AbortSignal): PreparedCall | Promise<PreparedCall> {
     return prepare(this[kCore], config, signal)
   }
 
@@ -142,48 +162,50 @@ export namespace LlmService {
   export interface Config {}
 }
 
+/** `provider/model`, for messages. */
+function routeOf(config: LlmCallConfig): string {
+  return `${config.provider}/${config.model}`
+}
+
 function abortedBeforeDispatch(signal: AbortSignal, route: string): LlmError {
   return new LlmError({ code: 'ABORTED', message: `preparing the model call to ${route} was aborted` }, { cause: signal.reason })
 }
 
 /**
- * `prepareCall`. Written without `async`: an adapter whose `resolveModel`
- * answers synchronously (or that has none) prepares in the same tick, with
- * one resolved promise instead of two async frames and their awaits.
+ * `prepareCallNow` (and, wrapped in a promise, `prepareCall`). Written without
+ * `async`: an adapter whose `resolveModel` answers synchronously (or that has
+ * none) prepares in the same tick, with no promise at all. A failure before
+ * any wait is thrown. The route's name is built only for an error.
  */
-function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | undefined): Promise<PreparedCall> {
-  try {
-    checkCallConfig(config)
-    const route = `${config.provider}/${config.model}`
-    if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
-    // Resolved exactly once: everything below, and the dispatch, use this registration.
-    const registration = core.adapters.get(config.provider)
-    if (registration?.adapter.resolveModel === undefined) {
-      return Promise.resolve(new BoundCall(core.events, registration, effectiveConfig(config, undefined), undefined))
-    }
-    let pending: unknown
-    try {
-      pending = registration.adapter.resolveModel(config.model)
-    } catch (error) {
-      throw modelFailure(error, signal)
-    }
-    if (!(pending instanceof Promise)) {
-      if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
-      return Promise.resolve(bind(core, registration, config, pending, route))
-    }
-    const settled = signal ? raceAbort(pending, signal, route) : pending
-    return settled.then(
-      (info: unknown) => {
-        if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
-        return bind(core, registration, config, info, route)
-      },
-      (error: unknown) => {
-        throw modelFailure(error, signal)
-      },
-    )
-  } catch (error) {
-    return Promise.reject(error)
+function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | undefined): PreparedCall | Promise<PreparedCall> {
+  checkCallConfig(config)
+  if (signal?.aborted) throw abortedBeforeDispatch(signal, routeOf(config))
+  // Resolved exactly once: everything below, and the dispatch, use this registration.
+  const registration = core.adapters.get(config.provider)
+  if (registration?.adapter.resolveModel === undefined) {
+    return new BoundCall(core.events, registration, effectiveConfig(config, undefined), undefined)
   }
+  let pending: unknown
+  try {
+    pending = registration.adapter.resolveModel(config.model)
+  } catch (error) {
+    throw modelFailure(error, signal)
+  }
+  if (!(pending instanceof Promise)) {
+    if (signal?.aborted) throw abortedBeforeDispatch(signal, routeOf(config))
+    return bind(core, registration, config, pending)
+  }
+  const route = routeOf(config)
+  const settled = signal ? raceAbort(pending, signal, route) : pending
+  return settled.then(
+    (info: unknown) => {
+      if (signal?.aborted) throw abortedBeforeDispatch(signal, route)
+      return bind(core, registration, config, info)
+    },
+    (error: unknown) => {
+      throw modelFailure(error, signal)
+    },
+  )
 }
 
 /** A `resolveModel` failure as an `LlmError`: an `LlmError` as is, anything else classified. */
@@ -192,9 +214,9 @@ function modelFailure(error: unknown, signal: AbortSignal | undefined): LlmError
 }
 
 /** The prepared call, once the adapter's `resolveModel` answered `info`. */
-function bind(core: LlmCore, registration: AdapterRegistration, config: LlmCallConfig & { provider: string; model: string }, info: unknown, route: string): BoundCall {
+function bind(core: LlmCore, registration: AdapterRegistration, config: LlmCallConfig & { provider: string; model: string }, info: unknown): BoundCall {
   if (info === null || typeof info !== 'object') {
-    throw new LlmError({ code: 'UNKNOWN', message: `the adapter for ${route} returned no model info from resolveModel` })
+    throw new LlmError({ code: 'UNKNOWN', message: `the adapter for ${routeOf(config)} returned no model info from resolveModel` })
   }
   return new BoundCall(core.events, registration, effectiveConfig(config, info as ModelInfo), info as ModelInfo)
 }

@@ -188,6 +188,56 @@ describe('prepareCall', () => {
   })
 })
 
+describe('prepareCallNow', () => {
+  it('hands out the prepared call itself when resolveModel answers synchronously, and when there is none', async () => {
+    const root = await mountLlm()
+    const adapter = fakeAdapter([stop], efforts)
+    root.llm.registerAdapter(['p'], adapter)
+    root.llm.registerAdapter(['q'], fakeAdapter([stop]))
+    const call = root.llm.prepareCallNow({ provider: 'p', model: 'm' })
+    expect(call).not.toBeInstanceOf(Promise)
+    expect(adapter.resolveCount).toBe(1)
+    expect((call as Exclude<typeof call, Promise<unknown>>).config).toEqual({ provider: 'p', model: 'm', reasoningEffort: 'medium' })
+    const bare = root.llm.prepareCallNow({ provider: 'q', model: 'm', reasoningEffort: 'any' })
+    expect(bare).not.toBeInstanceOf(Promise)
+    expect((bare as Exclude<typeof bare, Promise<unknown>>).config).toEqual({ provider: 'q', model: 'm', reasoningEffort: 'any' })
+    const unrouted = root.llm.prepareCallNow({ provider: 'nobody', model: 'm' })
+    expect((unrouted as Exclude<typeof unrouted, Promise<unknown>>).hasAdapter).toBe(false)
+  })
+
+  it('returns a promise when resolveModel does, settled as prepareCall settles', async () => {
+    const root = await mountLlm()
+    const info = deferred<typeof efforts>()
+    root.llm.registerAdapter(['p'], { stream: fakeAdapter([stop]).stream, resolveModel: () => info.promise })
+    const pending = root.llm.prepareCallNow({ provider: 'p', model: 'm', reasoningEffort: 'high' })
+    expect(pending).toBeInstanceOf(Promise)
+    info.resolve(efforts)
+    expect((await pending).config).toEqual({ provider: 'p', model: 'm', reasoningEffort: 'high' })
+  })
+
+  it('throws what prepareCall would reject with, when it is found before any wait', async () => {
+    const root = await mountLlm()
+    const adapter = fakeAdapter([stop], efforts)
+    root.llm.registerAdapter(['p'], adapter)
+    const thrown = (run: () => unknown): unknown => {
+      try {
+        run()
+      } catch (error) {
+        return error
+      }
+      return undefined
+    }
+    const invalid = thrown(() => root.llm.prepareCallNow({ provider: 'p' }))
+    expect(invalid).toBeInstanceOf(LlmError)
+    expect((invalid as LlmError).code).toBe('INVALID_CONFIG')
+    const aborted = thrown(() => root.llm.prepareCallNow({ provider: 'p', model: 'm' }, AbortSignal.abort()))
+    expect((aborted as LlmError).code).toBe('ABORTED')
+    expect(adapter.resolveCount).toBe(0)
+    const effort = thrown(() => root.llm.prepareCallNow({ provider: 'p', model: 'm', reasoningEffort: 'max' }))
+    expect((effort as LlmError).message).toMatch(/model "m" of provider "p" does not accept reasoning effort "max"; accepted: low, medium, high/)
+  })
+})
+
 describe('a prepared call keeps its registration (R-LLM-2)', () => {
   it('dispatches through the captured registration after it was replaced', async () => {
     const root = await mountLlm()
