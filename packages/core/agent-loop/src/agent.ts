@@ -4,7 +4,6 @@ import {
   agentEvents,
   initiator,
   resolveAgentInput,
-  withInitiator,
   type Agent,
   type AgentCancelCause,
   type AgentEventEmitter,
@@ -26,13 +25,13 @@ import { Lifecycle } from './lifecycle'
 import { MaintenanceQueue } from './maintenance'
 import type { LoopEnvironment } from './loop-environment'
 import { RequestConfig } from './request-config'
-import { runTurn } from './turn'
+import { Drain } from './drain'
 import type { TurnHost } from './turn-host'
 import type { TurnState } from './turn-state'
 
 /**
  * The concrete agent (package-internal). It owns one session for its whole
- * life and drives it: admission and the durable inbox, the drain ("pump")
+ * life and drives it: admission and the durable inbox, the drain (`drain.ts`)
  * that runs turns one at a time, cancellation, maintenance and teardown,
  * along its lifecycle stages (`lifecycle.ts`). The turn itself is `runTurn`,
  * which sees this agent only as its `TurnHost` (`turn-host.ts`); injections
@@ -60,9 +59,11 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   openTurn: TurnState | undefined
 
   private _status: AgentStatus = 'idle'
-  private woken = false
-  private pumping: Promise<void> | undefined
-  private readonly maintenance = new MaintenanceQueue()
+  /** A wakeup came since the drain last ended: pending inbox work may run (resumed items stay parked until one). */
+  woken = false
+  /** The drain (`drain.ts`). */
+  private readonly drain = new Drain(this)
+  readonly maintenance = new MaintenanceQueue()
   private readonly flushes = new Set<Promise<void>>()
   /** An admission flush is scheduled and has not started: later admissions of the burst share it. */
   private admissionFlushQueued = false
@@ -196,6 +197,11 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     return sessions.flush(this.session).then(undefined, this.flushFailed) // one derived promise, no async frame
   }
 
+  /** Writes the injections held while maintenance ran (the drain, once a task settled). */
+  readonly releaseInjections = (): void => {
+    this.injections.release()
+  }
+
   private readonly flushFailed = (error: unknown): never => {
     throw this.fail(persistenceFailed(this.id, error))
   }
@@ -260,14 +266,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** Starts the drain unless it runs already. Called on wakeups and when publication completes. */
   kick(): void {
-    if (this.pumping || this.lifecycle.stage !== 'started' || !this.hasWork()) return
-    const run = withInitiator(this, () => this.pump())
-    this.pumping = run
-    run.then(() => {
-      if (this.pumping === run) this.pumping = undefined
-      if (this.hasWork()) this.kick()
-      else this.settleIdle()
-    })
+    if (this.drain.running || this.lifecycle.stage !== 'started' || !this.hasWork()) return
+    this.drain.start()
   }
 
   /**
@@ -275,54 +275,13 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
    * parked until a wakeup. A failed agent has none: what is pending stays in
    * the log for a resume.
    */
-  private hasWork(): boolean {
+  hasWork(): boolean {
     if (this.failed.error) return false
     return this.maintenance.pending || (this.woken && (this.inboxState.hasSteering || this.inboxState.hasTurnWork))
   }
 
-  /**
-   * The drain. It can never spin: each round either runs a maintenance task
-   * (removed from the queue first), or opens a turn (the log's turn count
-   * grows), or the drain stops. A round that opened no turn (a refused claim
-   * or `turn/start`, or a bug in the loop) ends the drain with the work left
-   * parked, so at most one such round follows each wakeup.
-   */
-  private async pump(): Promise<void> {
-    await null
-    try {
-      while (!this.disposing && !this.failed.error) {
-        const task = this.maintenance.next()
-        if (task) {
-          // Injections held while it ran are written as soon as it settles.
-          await this.maintenance.run(task, () => this.injections.release())
-          continue
-        }
-        if (!this.woken || (!this.inboxState.hasSteering && !this.inboxState.hasTurnWork)) break
-        this.setStatus('running')
-        // A status listener may have disposed the agent or changed the inbox.
-        if (this.disposing || this.failed.error) break
-        const steering = this.inboxState.hasSteering
-        if (!steering && !this.inboxState.hasTurnWork) continue
-        const turns = this.session.position.lastTurn
-        try {
-          await runTurn(this, steering ? 'steering' : 'prompt')
-        } catch (error) {
-          // runTurn contains every failure; reaching here is a bug in the loop itself.
-          this.logger.error(error)
-        }
-        if (this.session.position.lastTurn === turns) {
-          // The progress guard. After a failure the round is already reported; anything else is a bug.
-          if (!this.failed.error) this.logger.error('agent %s: a drain round opened no turn; the pending work stays parked until the next wakeup', this.id)
-          break
-        }
-      }
-    } finally {
-      this.woken = false
-      this.setStatus('idle')
-    }
-  }
-
-  private setStatus(status: AgentStatus): void {
+  /** Sets the status and announces a change (`agent/status`). */
+  setStatus(status: AgentStatus): void {
     if (this._status === status) return
     this._status = status
     this.events.emit('agent/status', status)
@@ -387,10 +346,10 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   }
 
   private isIdle(): boolean {
-    return !this.pumping && !this.openTurn && this.flushes.size === 0 && !this.hasWork()
+    return !this.drain.running && !this.openTurn && this.flushes.size === 0 && !this.hasWork()
   }
 
-  private settleIdle(): void {
+  settleIdle(): void {
     if (!this.isIdle() && !this.disposing) return
     const waiters = this.idleWaiters
     this.idleWaiters = []
@@ -441,7 +400,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     this.openTurn?.holder.abort({ kind: 'disposed' })
     this.maintenance.abortRunning(new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
     this.maintenance.rejectQueued(() => new AgentError('DISPOSED', `agent ${this.id} is being disposed`))
-    while (this.pumping) await this.pumping
+    while (this.drain.running) await this.drain.stopped()
     // Injections that waited for maintenance are durable context: write them while the session is attached.
     this.injections.release(true)
     while (this.flushes.size) await Promise.all(this.flushes)

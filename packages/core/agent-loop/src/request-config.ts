@@ -126,11 +126,13 @@ export class RequestConfig {
   }
 
   /**
-   * `ctx.llm.prepareCall`: binds the route to one adapter registration for
-   * the whole step and fills the adapter's defaults (awaited by the caller).
+   * `ctx.llm.prepareCallNow`: binds the route to one adapter registration for
+   * the whole step and fills the adapter's defaults. The prepared call itself
+   * when the adapter answers at once, a promise (awaited by the caller) when
+   * its `resolveModel` does not; a failure found before any wait is thrown.
    */
-  prepareCall(config: RoutedConfig, signal: AbortSignal): Promise<PreparedCall> {
-    return this.llm.prepareCall(config, signal)
+  prepareCall(config: RoutedConfig, signal: AbortSignal): PreparedCall | Promise<PreparedCall> {
+    return this.llm.prepareCallNow(config, signal)
   }
 
   /**

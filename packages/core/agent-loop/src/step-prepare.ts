@@ -1,7 +1,8 @@
-import type { PreStepDecision } from '@deepseek-ai/dsh-agent'
-import type { PreparedCall, StreamRequest, UserMessage } from '@deepseek-ai/dsh-llm'
+import type { LlmCallConfig, Message, PreparedCall, StreamRequest, UserMessage } from '@deepseek-ai/dsh-llm'
+import type { AssembledContext } from '@deepseek-ai/dsh-system-prompt'
 import { checkAborted } from './cancellation'
 import { checkEntered, pluginBug } from './decision-checks'
+import type { RoutedConfig } from './request-config'
 import type { TurnHost } from './turn-host'
 import { StepState, type Proposal, type ProposedEntry, type TurnState } from './turn-state'
 
@@ -33,48 +34,129 @@ export interface PreparedStep {
  * history (the frozen seed prefix included), nothing else. The turn's
  * cancellation is checked after each wait: a cancelled step unwinds
  * (`TurnAborted`) and the turn's close closes it.
+ *
+ * Not an async function: each phase below continues synchronously when the
+ * one before it had nothing to wait for (no listener heard, an adapter that
+ * answers at once, nothing to flush), so such a step is prepared with no
+ * promise at all and the prepared step is returned as is; the first phase
+ * that gets a promise chains the rest on it (the step then returns a
+ * promise). A throw before any wait is thrown, after one it rejects.
  */
-export async function prepareStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Promise<PreparedStep | undefined> {
-  const { session, env } = host
-  const { holder, turn } = state
+export function prepareStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): PreparedStep | undefined | Promise<PreparedStep | undefined> {
   // Dispatched and awaited only when someone listens: with no listener the batch is entered as proposed.
-  let decision: PreStepDecision | void | Promise<PreStepDecision | void> = undefined
-  if (host.checkpoints.heard('agent/pre-step')) {
-    decision = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposedMessages(proposal), holder.signal])
-    if (decision instanceof Promise) decision = await decision
-    checkAborted(holder)
-  }
+  if (host.checkpoints.heard('agent/pre-step')) return preStep(host, state, step, proposal)
+  return enter(host, state, step, proposal, undefined)
+}
+
+/** `agent/pre-step (proposed)` and its decision, then the rest of the step. */
+async function preStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Promise<PreparedStep | undefined> {
+  const { holder, turn } = state
+  let decision = host.checkpoints.serial('agent/pre-step', [host.agent, turn, step, proposedMessages(proposal), holder.signal])
+  if (decision instanceof Promise) decision = await decision
+  checkAborted(holder)
   if (decision && decision.kind === 'reject') {
     host.inboxState.discard(proposal.steering)
     return undefined
   }
   if (decision && decision.kind !== 'enter') throw pluginBug('agent/pre-step', 'must return { kind: "enter" | "reject" } or nothing')
-  const current = enterBatch(host, state, step, proposal, decision ? checkEntered(decision.messages) : undefined)
+  return enter(host, state, step, proposal, decision ? checkEntered(decision.messages) : undefined)
+}
 
-  // The request: config, system prompt and tools, prepared call, header.
-  const messages = session.deriveMessages()
+/** Opens the step with its batch, derives the history and asks for the step's call config. */
+function enter(
+  host: TurnHost,
+  state: TurnState,
+  step: number,
+  proposal: Proposal,
+  entered: readonly UserMessage[] | undefined,
+): PreparedStep | Promise<PreparedStep> {
+  const current = enterBatch(host, state, step, proposal, entered)
+  const messages = host.session.deriveMessages()
+  const requested = host.requests.request(host.agent, state.turn, step, state.holder.signal)
+  if (requested instanceof Promise) {
+    return requested.then((config) => {
+      checkAborted(state.holder)
+      return configure(host, state, current, messages, config)
+    })
+  }
+  return configure(host, state, current, messages, requested)
+}
+
+/** Settles the call config and assembles the system text and tools for its route. */
+function configure(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  requested: LlmCallConfig,
+): PreparedStep | Promise<PreparedStep> {
   const requests = host.requests
-  let requested = requests.request(host.agent, turn, step, holder.signal)
-  if (requested instanceof Promise) requested = await requested
-  checkAborted(holder)
   const config = requests.settle(requested)
-  // Awaited only when a system-prompt/assemble listener made it a promise (the cached render otherwise).
-  let context = env.systemPrompt.contextFor(host.agent, requests.promptVars(config.provider, config.model))
+  // A promise only when a system-prompt/assemble listener made it one (the cached render otherwise).
+  const context = host.env.systemPrompt.contextFor(host.agent, requests.promptVars(config.provider, config.model))
   if (context instanceof Promise) {
-    context = await context
-    checkAborted(holder)
+    return context.then((assembled) => {
+      checkAborted(state.holder)
+      return bind(host, state, current, messages, config, assembled)
+    })
   }
-  const call = await requests.prepareCall(config, holder.signal)
-  checkAborted(holder)
-  requests.logHeader(call.config, context.system, context.tools)
-  const flushed = env.durability === 'step' ? host.flush() : undefined
+  return bind(host, state, current, messages, config, context)
+}
+
+/** Prepares the call: one adapter registration for the whole step. */
+function bind(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  config: RoutedConfig,
+  context: AssembledContext,
+): PreparedStep | Promise<PreparedStep> {
+  const call = host.requests.prepareCall(config, state.holder.signal)
+  if (call instanceof Promise) {
+    return call.then((prepared) => {
+      checkAborted(state.holder)
+      return seal(host, state, current, messages, prepared, context)
+    })
+  }
+  return seal(host, state, current, messages, call, context)
+}
+
+/** Logs the header when it changed and, with durability `'step'`, flushes; then the request. */
+function seal(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  call: PreparedCall,
+  context: AssembledContext,
+): PreparedStep | Promise<PreparedStep> {
+  host.requests.logHeader(call.config, context.system, context.tools)
+  const flushed = host.env.durability === 'step' ? host.flush() : undefined
   if (flushed) {
-    await flushed
-    checkAborted(holder)
+    return flushed.then(() => {
+      checkAborted(state.holder)
+      return finish(host, state, current, messages, call, context)
+    })
   }
-  current.source = { kind: 'model', provider: call.config.provider, model: call.config.model }
+  return finish(host, state, current, messages, call, context)
+}
+
+/** The frozen request, marked as the loop's, and what `streamStep` dispatches. */
+function finish(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  call: PreparedCall,
+  context: AssembledContext,
+): PreparedStep {
+  const { session, env } = host
+  const { holder, turn } = state
+  const effective = call.config
+  current.source = { kind: 'model', provider: effective.provider, model: effective.model }
   const request = Object.freeze({
-    ...call.config,
+    ...effective,
     system: context.system,
     tools: context.tools,
     messages,
@@ -83,7 +165,7 @@ export async function prepareStep(host: TurnHost, state: TurnState, step: number
   env.llm.markLoopRequest(request, {
     sessionId: session.id,
     turn,
-    step,
+    step: current.step,
     lastSeq: session.events.length - 1,
     messageCount: messages.length,
   })

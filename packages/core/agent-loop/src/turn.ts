@@ -100,7 +100,8 @@ async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | 
 
   for (let step = 1; ; step++) {
     // One step (R-LOOP-2): prepare (step-prepare.ts) → stream (step-stream.ts) → accept (step-accept.ts).
-    const prepared = await prepareStep(host, state, step, proposal)
+    let prepared = prepareStep(host, state, step, proposal)
+    if (prepared instanceof Promise) prepared = await prepared
     let outcome: StepOutcome = REJECTED
     if (prepared) {
       let response = streamStep(host, state, prepared)

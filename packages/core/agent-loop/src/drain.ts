@@ -1,0 +1,114 @@
+import { withInitiator } from '@deepseek-ai/dsh-agent'
+import type { ReactLoopAgent } from './agent'
+import { runTurn } from './turn'
+
+/** Already settled: the drain's first round is chained on it, so it starts on a microtask. */
+const STARTED: Promise<void> = Promise.resolve()
+
+/**
+ * One agent's drain (the "pump"): it runs the agent's work one piece at a
+ * time, maintenance first, then turns, from a wakeup until nothing woken is
+ * left. It can never spin: each round either runs a maintenance task
+ * (removed from the queue first), or opens a turn (the log's turn count
+ * grows), or the drain stops. A round that opened no turn (a refused claim
+ * or `turn/start`, or a bug in the loop) ends the drain with the work left
+ * parked, so at most one such round follows each wakeup.
+ *
+ * It starts on a microtask (never inside the admission that woke it) and
+ * inside `withInitiator`, so every turn and task it chains runs as the
+ * agent's. Not an async function: a round that must wait (a turn, a task)
+ * chains the next round on that promise with callbacks made once per agent,
+ * so a turn costs the drain one derived promise and no async frame.
+ */
+export class Drain {
+  /** From `start()` until the drain's last round ended (its status back to `idle`). */
+  running = false
+  /** The log's turn count before the running turn: the progress guard. */
+  private turnsBefore = 0
+  /** `stopped()` callers, settled when the drain ends. */
+  private waiters: Array<() => void> = []
+
+  constructor(private readonly agent: ReactLoopAgent) {}
+
+  /** Starts the drain (the agent checked it is not running and has work). */
+  start(): void {
+    this.running = true
+    withInitiator(this.agent, this.begin)
+  }
+
+  /** Settles once the drain is not running (at once when it is not). */
+  stopped(): Promise<void> {
+    if (!this.running) return STARTED
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  private readonly begin = (): void => {
+    void STARTED.then(this.round)
+  }
+
+  /** Runs rounds until one must wait (chained) or the drain ends. */
+  private readonly round = (): void => {
+    const agent = this.agent
+    try {
+      while (!agent.disposing && !agent.failed.error) {
+        const task = agent.maintenance.next()
+        if (task) {
+          // Injections held while it ran are written as soon as it settles. `run` never rejects.
+          void agent.maintenance.run(task, agent.releaseInjections).then(this.round)
+          return
+        }
+        if (!agent.woken || (!agent.inboxState.hasSteering && !agent.inboxState.hasTurnWork)) break
+        agent.setStatus('running')
+        // A status listener may have disposed the agent or changed the inbox.
+        if (agent.disposing || agent.failed.error) break
+        const steering = agent.inboxState.hasSteering
+        if (!steering && !agent.inboxState.hasTurnWork) continue
+        this.turnsBefore = agent.session.position.lastTurn
+        let turn: Promise<void>
+        try {
+          turn = runTurn(agent, steering ? 'steering' : 'prompt')
+        } catch (error) {
+          turn = Promise.reject(error)
+        }
+        void turn.then(this.turnEnded, this.turnThrew)
+        return
+      }
+    } catch (error) {
+      // Nothing above throws (notifications are contained); reaching here is a bug in the loop itself.
+      agent.logger.error(error)
+    }
+    this.end()
+  }
+
+  private readonly turnEnded = (): void => {
+    const agent = this.agent
+    if (agent.session.position.lastTurn === this.turnsBefore) {
+      // The progress guard. After a failure the round is already reported; anything else is a bug.
+      if (!agent.failed.error) agent.logger.error('agent %s: a drain round opened no turn; the pending work stays parked until the next wakeup', agent.id)
+      this.end()
+      return
+    }
+    this.round()
+  }
+
+  private readonly turnThrew = (error: unknown): void => {
+    // runTurn contains every failure; reaching here is a bug in the loop itself.
+    this.agent.logger.error(error)
+    this.turnEnded()
+  }
+
+  /** The drain's end: parked work stays parked until the next wakeup; woken work left starts a new drain. */
+  private end(): void {
+    const agent = this.agent
+    agent.woken = false
+    agent.setStatus('idle')
+    this.running = false
+    if (this.waiters.length) {
+      const waiters = this.waiters
+      this.waiters = []
+      for (let i = 0; i < waiters.length; i++) waiters[i]!()
+    }
+    if (agent.hasWork()) agent.kick()
+    else agent.settleIdle()
+  }
+}
