@@ -22,10 +22,21 @@ import type { SessionEvent, SessionEventMap, SessionEventType } from './types'
  */
 export function appendBuilt<K extends SessionEventType>(session: Session, type: K, data: SessionEventMap[K]): SessionEvent<K> {
   // A session whose `append` was wrapped (a test's refusing log, an instrumentation) sees this append too.
-  return session instanceof SessionLog && session.append === ownAppend ? session.appendBuilt(type, data) : session.append(type, data)
+  return isOwn(session) ? session.appendBuilt(type, data) : session.append(type, data)
 }
 
 const ownAppend = SessionLog.prototype.append
+const ownAppendBuilt = SessionLog.prototype.appendBuilt
+
+/**
+ * Whether `session` is a `SessionLog` whose `append` is its own: it has the
+ * class's own `appendBuilt` and `append` (two property reads, which cost less
+ * than `instanceof` in the cold round's unoptimized code; only a `SessionLog`
+ * or a subclass holds these methods).
+ */
+function isOwn(session: Session): session is SessionLog {
+  return (session as Partial<SessionLog>).appendBuilt === ownAppendBuilt && session.append === ownAppend
+}
 
 /**
  * `session.append(type, data)`, with every check: the data is validated as
@@ -36,5 +47,5 @@ const ownAppend = SessionLog.prototype.append
  * or whose `append` was replaced (wrapped), gets `session.append`.
  */
 export function appendChecked<K extends SessionEventType>(session: Session, type: K, data: SessionEventMap[K]): SessionEvent<K> {
-  return session instanceof SessionLog && session.append === ownAppend ? session.appendEvent(type, data) : session.append(type, data)
+  return isOwn(session) ? session.appendEvent(type, data) : session.append(type, data)
 }

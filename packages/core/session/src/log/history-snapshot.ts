@@ -39,20 +39,27 @@ const STATE = Symbol('history snapshot state')
  * with the target's own.
  */
 class SnapshotState implements ProxyHandler<Message[]> {
+  // The fields are `declare`d and set in the constructor: a class field (even one without an initializer) makes
+  // V8 run the class's field initializers as a function of their own, one more call per snapshot in unoptimized code.
   /** Whether the target holds the entries, frozen. */
-  private sealed = false
+  private declare sealed: boolean
+  declare readonly entries: readonly Message[]
+  declare readonly length: number
+  declare readonly history: object
 
-  constructor(
-    readonly entries: readonly Message[],
-    readonly length: number,
-    readonly history: object,
-  ) {}
+  constructor(entries: readonly Message[], length: number, history: object) {
+    this.sealed = false
+    this.entries = entries
+    this.length = length
+    this.history = history
+  }
 
   get(target: Message[], key: string | symbol, receiver: unknown): unknown {
     if (typeof key === 'string') {
+      // `length` first: it is read before every loop over a snapshot, and the index parse would fail on it.
+      if (key === 'length') return this.length
       const index = toIndex(key)
       if (index >= 0) return index < this.length ? this.entries[index] : undefined
-      if (key === 'length') return this.length
       const method = methods[key]
       if (method !== undefined) return method
     } else if (key === Symbol.iterator) {
@@ -136,11 +143,16 @@ function stateOf(receiver: unknown): SnapshotState | undefined {
 
 /** Iterates a snapshot's entries, reading the shared array directly. */
 class SnapshotIterator implements IterableIterator<Message> {
-  private index = 0
-  constructor(
-    private readonly entries: readonly Message[],
-    private readonly length: number,
-  ) {}
+  // Set in the constructor, not as class fields (see `SnapshotState`): one iterator per loop over a snapshot.
+  private declare index: number
+  private declare readonly entries: readonly Message[]
+  private declare readonly length: number
+
+  constructor(entries: readonly Message[], length: number) {
+    this.index = 0
+    this.entries = entries
+    this.length = length
+  }
 
   next(): IteratorResult<Message, undefined> {
     const index = this.index
