@@ -75,6 +75,10 @@ export function createAssistantMessage(
 /**
  * A deep-frozen tool result: a user-role message holding one `tool-result`
  * block for `callId`, with source `{ kind: 'tool', callId }`.
+ *
+ * Built part by part and frozen as it is built (no object spread, no walk of
+ * the parts made here): every tool call makes one, and the cold round runs
+ * this unoptimized, where a spread and a generic deep freeze are real work.
  */
 export function createToolResultMessage(options: {
   callId: CallId
@@ -82,17 +86,23 @@ export function createToolResultMessage(options: {
   isError?: boolean
   id?: MessageId
 }): UserMessage {
-  const block: ContentBlock = {
-    type: 'tool-result',
-    toolCallId: options.callId,
-    content: blocks(options.content),
-    ...(options.isError ? { isError: true } : {}),
+  const { callId, content } = options
+  let inner: ContentBlock[]
+  if (typeof content === 'string') {
+    inner = [Object.freeze({ type: 'text', text: content })]
+  } else {
+    // A copy: the caller keeps its array; the blocks (which it may share) are frozen in place.
+    inner = content.slice()
+    for (let i = 0; i < inner.length; i++) deepFreeze(inner[i])
   }
-  return frozenMessage<UserMessage>({
+  const block: ContentBlock = options.isError
+    ? { type: 'tool-result', toolCallId: callId, content: Object.freeze(inner), isError: true }
+    : { type: 'tool-result', toolCallId: callId, content: Object.freeze(inner) }
+  return Object.freeze({
     id: options.id ?? newMessageId(),
     role: 'user',
-    content: [block],
-    source: { kind: 'tool', callId: options.callId },
+    content: Object.freeze([Object.freeze(block)]),
+    source: Object.freeze({ kind: 'tool', callId }),
   })
 }
 
