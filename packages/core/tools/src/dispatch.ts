@@ -86,6 +86,11 @@ class RunContext implements ToolRunContext {
   }
 }
 
+/** Where `dispatchCall` gets the subject filter of `tools/execute`, only when a listener is heard. */
+export interface SubjectFilters {
+  filter(agent: ToolInvocation['agent']): SubjectFilter
+}
+
 /**
  * Runs the `tools/execute` waterfall around the body and returns the body's
  * output, or throws a `ToolError` carrying the result code.
@@ -112,12 +117,12 @@ class RunContext implements ToolRunContext {
  */
 export function dispatchCall(
   events: RawEvents,
-  filter: SubjectFilter,
+  filters: SubjectFilters,
   invocation: ToolInvocation,
   run: CallRun,
   timeoutMs: number | undefined,
 ): ToolOutput | Promise<ToolOutput> {
-  if (heard(events, 'tools/execute')) return dispatchWrapped(events, filter, invocation, run, timeoutMs)
+  if (heard(events, 'tools/execute')) return dispatchWrapped(events, filters.filter(invocation.agent), invocation, run, timeoutMs)
   // Unwrapped: no replacement signal, and the body is the only thing to wait for.
   const caller = invocation.signal
   const body = new Body(invocation, run, caller, caller)
@@ -236,7 +241,7 @@ class Body {
   start(timeoutMs: number | undefined): ToolOutput | Promise<ToolOutput> {
     const { invocation, run, caller, replacement } = this
     const deadline = timeoutMs !== undefined && timeoutMs > 0 ? timeoutMs : undefined
-    if (caller.aborted || replacement.aborted) {
+    if (caller.aborted || (replacement !== caller && replacement.aborted)) {
       run.close()
       const reason = caller.aborted ? undefined : this.timedOut()
       throw reason !== undefined ? timeoutError(reason) : abortedBeforeDispatch()

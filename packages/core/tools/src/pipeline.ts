@@ -30,6 +30,8 @@ export interface PipelineHost {
   filter(agent: Agent): SubjectFilter
   definition(name: string, agent: Agent): ToolDefinition | undefined
   guards(agent: Agent): readonly ToolGuard[]
+  /** Changes whenever a registration changes: an unchanged version means `definition` would answer the same. */
+  readonly version: number
   readonly defaultTimeoutMs: number
   reportListenerError(event: string, error: unknown): void
 }
@@ -86,12 +88,6 @@ export interface ToolCallStage {
   finish(): ToolCallResult | Promise<ToolCallResult>
 }
 
-interface Staged {
-  readonly tool: ToolDefinition
-  readonly invocation: ToolInvocation
-  readonly filter: SubjectFilter
-}
-
 /**
  * Stages one call (R-TOOL-1): lookup → arguments → `tools/pre-execute` (→
  * approval) → guards in `admit()`, the body (inside `tools/execute`) in
@@ -103,12 +99,17 @@ interface Staged {
 export class StagedCall implements ToolCallStage {
   private readonly callRun = new CallRun()
   private readonly callId: CallId
-  private staged: Staged | undefined
+  /** The call as policy, guards and the body see it, once the policy stage admitted it. */
+  private invocation: ToolInvocation | undefined
   private failure: { error: unknown } | undefined
   private output: ToolOutput | undefined
   private ran = false
-  /** The arguments as `tool` parsed and validated them (`isConcurrencySafe` then `admit`: one parse). */
-  private parsed: { readonly tool: ToolDefinition; readonly args: unknown } | undefined
+  /** The definition last looked up for the call's name, and the registry's version then. */
+  private lookedUp: ToolDefinition | undefined = undefined
+  private lookedUpAt = -1
+  /** The arguments as `parsedBy` parsed and validated them (`isConcurrencySafe` then `admit`: one parse). */
+  private parsedBy: ToolDefinition | undefined = undefined
+  private parsedArgs: unknown = undefined
 
   constructor(
     private readonly host: PipelineHost,
@@ -120,8 +121,7 @@ export class StagedCall implements ToolCallStage {
   }
 
   isConcurrencySafe(): boolean {
-    const { call } = this
-    const tool = typeof call.name === 'string' ? this.host.definition(call.name, this.agent) : undefined
+    const tool = this.definition()
     if (!tool || typeof tool.isConcurrencySafe !== 'function') return false
     try {
       return tool.isConcurrencySafe(this.argumentsFor(tool)) === true
@@ -130,30 +130,42 @@ export class StagedCall implements ToolCallStage {
     }
   }
 
+  /** The definition the agent sees under the call's name now; looked up again only once a registration changed. */
+  definition(): ToolDefinition | undefined {
+    const { host } = this
+    const version = host.version
+    if (version === this.lookedUpAt) return this.lookedUp
+    const { name } = this.call
+    const tool = typeof name === 'string' ? host.definition(name, this.agent) : undefined
+    this.lookedUp = tool
+    this.lookedUpAt = version
+    return tool
+  }
+
   /** The call's arguments parsed and validated by `tool` (throws `INVALID_ARGUMENTS`); parsed again only for another definition. */
   argumentsFor(tool: ToolDefinition): unknown {
-    const parsed = this.parsed
-    if (parsed && parsed.tool === tool) return parsed.args
+    if (this.parsedBy === tool) return this.parsedArgs
     const args = parseArguments(tool, this.call.arguments)
-    this.parsed = { tool, args }
+    this.parsedBy = tool
+    this.parsedArgs = args
     return args
   }
 
   admit(): Promise<void> | undefined {
-    let staged: Staged | Promise<Staged>
+    let admitted: ToolInvocation | Promise<ToolInvocation>
     try {
-      staged = admitCall(this.host, this.call, this.agent, this.signal, this)
+      admitted = admitCall(this.host, this.call, this.agent, this.signal, this)
     } catch (error) {
       this.failure = { error }
       return undefined
     }
-    if (!(staged instanceof Promise)) {
-      this.staged = staged
+    if (!(admitted instanceof Promise)) {
+      this.invocation = admitted
       return undefined
     }
-    return staged.then(
+    return admitted.then(
       (value) => {
-        this.staged = value
+        this.invocation = value
       },
       (error: unknown) => {
         this.failure = { error }
@@ -162,13 +174,15 @@ export class StagedCall implements ToolCallStage {
   }
 
   run(): Promise<void> | undefined {
-    if (this.ran || this.failure || !this.staged) return undefined
+    const { invocation } = this
+    if (this.ran || this.failure || !invocation) return undefined
     this.ran = true
-    const { tool, invocation, filter } = this.staged
+    const { host } = this
+    const { tool } = invocation
     let output: ToolOutput | Promise<ToolOutput>
     try {
       if (this.signal.aborted) throw abortedBeforeDispatch()
-      output = dispatchCall(this.host.events, filter, invocation, this.callRun, tool.timeoutMs ?? (this.host.defaultTimeoutMs || undefined))
+      output = dispatchCall(host.events, host, invocation, this.callRun, tool.timeoutMs ?? (host.defaultTimeoutMs || undefined))
     } catch (error) {
       this.failure = { error }
       return undefined
@@ -189,8 +203,8 @@ export class StagedCall implements ToolCallStage {
     let result: ToolCallResult | Promise<ToolCallResult>
     try {
       if (this.failure) throw this.failure.error
-      if (!this.ran || !this.staged) throw abortedBeforeDispatch()
-      result = settle(this.host, this.staged, this.callRun, this.output!, this.signal)
+      if (!this.ran || !this.invocation) throw abortedBeforeDispatch()
+      result = settle(this.host, this.invocation, this.callRun, this.output!, this.signal)
     } catch (error) {
       result = failed(this.callId, error, this.callRun)
     }
@@ -265,11 +279,12 @@ function failed(callId: CallId, error: unknown, run: CallRun): ToolCallResult {
 /**
  * The policy stage: lookup, arguments, `tools/pre-execute` (and approval),
  * guards. Throws the refusal; synchronous unless a listener is heard or a
- * guard answers with a promise.
+ * guard answers with a promise. The subject filter is looked up only when a
+ * listener is heard.
  */
-function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal, stage: StagedCall): Staged | Promise<Staged> {
+function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal, stage: StagedCall): ToolInvocation | Promise<ToolInvocation> {
   if (signal.aborted) throw abortedBeforeDispatch()
-  const tool = typeof call.name === 'string' ? host.definition(call.name, agent) : undefined
+  const tool = stage.definition()
   if (!tool) throw new ToolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(String(call.name))}`)
   const args = stage.argumentsFor(tool)
   const invocation: ToolInvocation = Object.freeze({
@@ -279,18 +294,17 @@ function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: Abo
     agent,
     signal,
   })
-  const staged: Staged = { tool, invocation, filter: host.filter(agent) }
   // With no tools/pre-execute listener the decision is `allow`: no async frame and no await for it.
-  if (heard(host.events, 'tools/pre-execute')) return admitHeard(host, staged)
+  if (heard(host.events, 'tools/pre-execute')) return admitHeard(host, invocation)
   const guarded = runGuards(host.guards(agent), 0, invocation)
-  return guarded ? guarded.then(() => staged) : staged
+  return guarded ? guarded.then(() => invocation) : invocation
 }
 
-async function admitHeard(host: PipelineHost, staged: Staged): Promise<Staged> {
-  await admit(host, staged.filter, staged.invocation)
-  const guarded = runGuards(host.guards(staged.invocation.agent), 0, staged.invocation)
+async function admitHeard(host: PipelineHost, invocation: ToolInvocation): Promise<ToolInvocation> {
+  await admit(host, host.filter(invocation.agent), invocation)
+  const guarded = runGuards(host.guards(invocation.agent), 0, invocation)
   if (guarded) await guarded
-  return staged
+  return invocation
 }
 
 /**
@@ -326,17 +340,17 @@ async function awaitGuard(guards: readonly ToolGuard[], index: number, pending: 
 }
 
 /** The result stage: `tools/post-execute`, then `finalizeContent`; synchronous when nobody listens to the first. */
-function settle(host: PipelineHost, staged: Staged, run: CallRun, body: ToolOutput, signal: AbortSignal): ToolCallResult | Promise<ToolCallResult> {
+function settle(host: PipelineHost, invocation: ToolInvocation, run: CallRun, body: ToolOutput, signal: AbortSignal): ToolCallResult | Promise<ToolCallResult> {
   // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
   if (heard(host.events, 'tools/post-execute')) {
-    return review(host, staged.filter, staged.invocation, body).then((output) => finalize(staged, run, output, signal))
+    return review(host, host.filter(invocation.agent), invocation, body).then((output) => finalize(invocation, run, output, signal))
   }
-  return finalize(staged, run, body, signal)
+  return finalize(invocation, run, body, signal)
 }
 
 /** `finalizeContent` (or the output as content) and the success result. */
-function finalize(staged: Staged, run: CallRun, output: ToolOutput, signal: AbortSignal): ToolCallResult {
-  const { tool, invocation } = staged
+function finalize(invocation: ToolInvocation, run: CallRun, output: ToolOutput, signal: AbortSignal): ToolCallResult {
+  const { tool } = invocation
   let content
   try {
     if (tool.finalizeContent) content = contentOf(tool.finalizeContent(output, run.context(invocation, signal)), 'finalizeContent()')

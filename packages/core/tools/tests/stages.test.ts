@@ -97,6 +97,41 @@ describe('the staged pipeline (plan → run → finish, R-TOOL-3)', () => {
     expect(seen[0]).toBe(seen[1])
   })
 
+  it('stage(): a registration that changes between classification and admit() is looked up again, and its own validator parses the arguments', async () => {
+    const root = await mountTools()
+    const agent = fakeAgent(root, 'a')
+    const validated: string[] = []
+    const ran: string[] = []
+    const tool = (version: string) =>
+      echoTool('swap', () => (ran.push(version), version), {
+        validate: (args) => (validated.push(version), { ...(args as object), version }),
+        isConcurrencySafe: () => true,
+      })
+    const dispose = root.tools.register(tool('old'))
+    const stage = root.tools.stage(call('swap', { n: 1 }), { agent })
+    expect(stage.isConcurrencySafe()).toBe(true)
+    dispose()
+    root.tools.register(tool('new'))
+    expect(stage.admit()).toBeUndefined()
+    expect(stage.run()).toBeUndefined()
+    expect(resultText(stage.finish() as ToolCallResult)).toEqual({ text: 'new', isError: false })
+    expect({ validated, ran }).toEqual({ validated: ['old', 'new'], ran: ['new'] })
+  })
+
+  it('stage(): a tool unregistered between classification and admit() is UNKNOWN_TOOL, and its body never runs', async () => {
+    const root = await mountTools()
+    const agent = fakeAgent(root, 'a')
+    let ran = false
+    const dispose = root.tools.register(echoTool('gone', () => ((ran = true), 'x'), { isConcurrencySafe: () => true }))
+    const stage = root.tools.stage(call('gone'), { agent })
+    expect(stage.isConcurrencySafe()).toBe(true)
+    dispose()
+    expect(stage.admit()).toBeUndefined()
+    expect(stage.run()).toBeUndefined()
+    expect(ran).toBe(false)
+    expect((stage.finish() as ToolCallResult).error).toEqual({ code: 'UNKNOWN_TOOL', message: 'unknown tool "gone"' })
+  })
+
   it('stage(): a heard listener or a body promise makes that stage return a promise, with the same decisions', async () => {
     const root = await mountTools()
     const agent = fakeAgent(root, 'a')
