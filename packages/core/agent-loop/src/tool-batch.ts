@@ -1,6 +1,6 @@
 import type { Agent, AdditionalContext } from '@deepseek-ai/dsh-agent'
 import { createToolResultMessage, type ToolCallBlock, type UserMessage } from '@deepseek-ai/dsh-llm'
-import type { LogWriter } from './failure'
+import type { BuiltLogWriter } from './failure'
 
 /** What one tool call produced, as `ctx.tools` resolves it. */
 export interface CallOutcome {
@@ -95,7 +95,7 @@ export class ToolBatch {
 
   constructor(
     private readonly calls: readonly ToolCallBlock[],
-    private readonly log: LogWriter,
+    private readonly log: BuiltLogWriter,
     private readonly tools: BatchTools,
     agent: Agent,
     private readonly turn: number,
@@ -365,10 +365,13 @@ export class ToolBatch {
     return stage
   }
 
-  /** Logs a call's `tool/call`; false (and the batch broken) when the log refuses it. */
+  /**
+   * Logs a call's `tool/call`; false (and the batch broken) when the log refuses it. Built (`appendBuilt`): its
+   * data are the loop's step numbers and the strings of the admitted anchor's frozen tool-call block.
+   */
   private logCall(call: ToolCallBlock): boolean {
     try {
-      this.log.append('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
+      this.log.appendBuilt('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
       return true
     } catch (error) {
       this.broken ??= { error }
@@ -382,12 +385,12 @@ export class ToolBatch {
       const outcome = this.outcomes[this.logged]
       if (!outcome) return
       try {
-        this.log.append('tool/result', {
-          turn: this.turn,
-          step: this.step,
-          message: outcome.message,
-          ...(outcome.error ? { error: outcome.error } : {}),
-        })
+        // Two literals rather than a spread: an object spread is a real copy in the cold round's unoptimized code.
+        const error = outcome.error
+        this.log.append(
+          'tool/result',
+          error ? { turn: this.turn, step: this.step, message: outcome.message, error } : { turn: this.turn, step: this.step, message: outcome.message },
+        )
       } catch (error) {
         this.broken = { error }
         return
