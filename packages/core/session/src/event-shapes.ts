@@ -136,8 +136,11 @@ function array(value: unknown, path: string): string | undefined {
   return Array.isArray(value) ? undefined : `${path} must be an array`
 }
 
+// Paths under `path` are written only for a problem: a valid event's check builds no string.
 function tagged(value: any, tag: string, path: string): string | undefined {
-  return object(value, path) ?? nonEmptyString(value[tag], `${path}.${tag}`)
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${path} must be an object`
+  const kind = value[tag]
+  return typeof kind === 'string' && kind.length > 0 ? undefined : `${path}.${tag} must be a non-empty string`
 }
 
 function integers(value: unknown, path: string): string | undefined {
@@ -148,14 +151,23 @@ function integers(value: unknown, path: string): string | undefined {
   return undefined
 }
 
+/** The path of an event's message and of its parts, written once rather than on each check. */
+const EVENT_MESSAGE = 'data.message'
+const EVENT_MESSAGE_CONTENT = 'data.message.content'
+const EVENT_MESSAGE_SOURCE = 'data.message.source'
+
 /** A message as the session projects it: id, role, valid content blocks, a tagged source. */
 export function messageProblem(value: any, role: 'user' | 'assistant' | undefined, path: string): string | undefined {
-  const problem = object(value, path) ?? nonEmptyString(value.id, `${path}.id`)
-  if (problem) return problem
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${path} must be an object`
+  if (typeof value.id !== 'string' || value.id.length === 0) return `${path}.id must be a non-empty string`
   if (role ? value.role !== role : value.role !== 'user' && value.role !== 'assistant') {
     return `${path}.role must be ${role ? `'${role}'` : `'user' or 'assistant'`}`
   }
-  return contentProblem(value.content, `${path}.content`) ?? tagged(value.source, 'kind', `${path}.source`)
+  const own = path === EVENT_MESSAGE
+  return (
+    contentProblem(value.content, own ? EVENT_MESSAGE_CONTENT : `${path}.content`) ??
+    tagged(value.source, 'kind', own ? EVENT_MESSAGE_SOURCE : `${path}.source`)
+  )
 }
 
 function envelopeProblem(value: any): string | undefined {

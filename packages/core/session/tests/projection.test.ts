@@ -139,6 +139,8 @@ describe('deriveMessages (R-SES-2, R-SES-3, R-PERF-1)', () => {
     expectRefused(session, 'test/reminder', data, 'PROJECTION_FAILED', /got \{ from: 0, to: 8 \}/)
     behaviour = () => ({ messages: [{ id: 'm', role: 'system', content: [], source: { kind: 'user' } } as never] })
     expectRefused(session, 'test/reminder', data, 'PROJECTION_FAILED', /messages\[0\]\.role must be 'user' or 'assistant'/)
+    behaviour = () => ({ messages: [user('x'), { ...user('y'), source: {} } as never] })
+    expectRefused(session, 'test/reminder', data, 'PROJECTION_FAILED', /invalid projection: messages\[1\]\.source\.kind must be a non-empty string$/)
     behaviour = () => ({ messages: [{ ...user('x'), extra: undefined } as never] })
     expectRefused(session, 'test/reminder', data, 'PROJECTION_FAILED', /messages\[0\]\.extra is undefined/)
     behaviour = (s) => {
