@@ -13,7 +13,8 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { schemaOf } from './definition'
-import { executeCall, planCall, stageCall, type PipelineHost, type ToolCallPlan, type ToolCallStage } from './pipeline'
+import { executeCall, planCall, stageCall, type ToolCallPlan, type ToolCallStage } from './pipeline'
+import type { PipelineHost } from './pipeline-host'
 import type { ToolCall, ToolCallResult, ToolChange, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
 /** One registration: the definition, its frozen wire schema, and its registration order. */

@@ -12,9 +12,16 @@ import type { DeferredContext, ToolDispatch, ToolInvocation, ToolOutput, ToolRun
  * out) the run is closed and late calls throw `CALL_SETTLED`.
  */
 export class CallRun {
-  readonly contexts: ContextRecord[] = []
-  started = false
-  private closed = false
+  // Set in the constructor, not as class fields (see `StagedCall`): one run per tool call.
+  declare readonly contexts: ContextRecord[]
+  declare started: boolean
+  private declare closed: boolean
+
+  constructor() {
+    this.contexts = []
+    this.started = false
+    this.closed = false
+  }
 
   close(): void {
     this.closed = true
@@ -200,16 +207,24 @@ async function dispatchWrapped(
  * call on the hot path.
  */
 class Body {
-  private expired: ToolError | undefined
-  private link: LinkedAbort | undefined
-  private timer: ReturnType<typeof setTimeout> | undefined
+  // Set in the constructor, not as class fields (see `StagedCall`): one body per tool call.
+  private declare expired: ToolError | undefined
+  private declare link: LinkedAbort | undefined
+  private declare timer: ReturnType<typeof setTimeout> | undefined
+  private declare readonly invocation: ToolInvocation
+  private declare readonly run: CallRun
+  private declare readonly caller: AbortSignal
+  private declare readonly replacement: AbortSignal
 
-  constructor(
-    private readonly invocation: ToolInvocation,
-    private readonly run: CallRun,
-    private readonly caller: AbortSignal,
-    private readonly replacement: AbortSignal,
-  ) {}
+  constructor(invocation: ToolInvocation, run: CallRun, caller: AbortSignal, replacement: AbortSignal) {
+    this.expired = undefined
+    this.link = undefined
+    this.timer = undefined
+    this.invocation = invocation
+    this.run = run
+    this.caller = caller
+    this.replacement = replacement
+  }
 
   timedOut(): unknown {
     if (this.expired) return this.expired

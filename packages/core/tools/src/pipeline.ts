@@ -1,43 +1,15 @@
 import type { CallId } from '@deepseek-ai/dsh-llm'
-import { heard, type ContainedEmitter, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
+import { heard } from '@deepseek-ai/dsh-scope'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { Context } from './cordis'
 import { parseArguments } from './arguments'
-import { approvalAnswer, type ApprovalRequest } from './approval'
-import { abortedBeforeDispatch, beforeDispatch } from './cancellation'
-import { CallRun, dispatchCall, isThenable } from './dispatch'
+import { abortedBeforeDispatch } from './cancellation'
+import { CallRun, dispatchCall } from './dispatch'
 import { ToolError, isToolError } from './errors'
+import type { PipelineHost } from './pipeline-host'
+import { admit, review, runGuards } from './policy'
 import { checkOutput, contentOf, errorResult, messageOf, successResult } from './results'
-import type {
-  PostExecuteDecision,
-  PreExecuteDecision,
-  ToolCall,
-  ToolCallResult,
-  ToolDefinition,
-  ToolGuard,
-  ToolGuardVerdict,
-  ToolInvocation,
-  ToolOutput,
-} from './types'
+import type { ToolCall, ToolCallResult, ToolDefinition, ToolInvocation, ToolOutput } from './types'
 
-/** What the pipeline needs from the registry that runs it. */
-export interface PipelineHost {
-  /** The registry's own context: `approval` is read through it. */
-  readonly home: Context
-  readonly events: RawEvents
-  /** Emits `tools/result` with listener failures contained. */
-  readonly emitter: ContainedEmitter
-  filter(agent: Agent): SubjectFilter
-  definition(name: string, agent: Agent): ToolDefinition | undefined
-  guards(agent: Agent): readonly ToolGuard[]
-  /** Changes whenever a registration changes: an unchanged version means `definition` would answer the same. */
-  readonly version: number
-  readonly defaultTimeoutMs: number
-  reportListenerError(event: string, error: unknown): void
-}
-
-const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' })
-const ACCEPT: PostExecuteDecision = Object.freeze({ kind: 'accept' })
 const neverAborted = new AbortController().signal
 
 /**
@@ -97,27 +69,41 @@ export interface ToolCallStage {
  * one object.
  */
 export class StagedCall implements ToolCallStage {
-  private readonly callRun = new CallRun()
-  private readonly callId: CallId
+  // The fields are `declare`d and set in the constructor: class fields (even without an initializer) make V8 run
+  // the class's field initializers as a function of their own, one more call per tool call in unoptimized code.
+  private declare readonly host: PipelineHost
+  private declare readonly call: ToolCall
+  private declare readonly agent: Agent
+  private declare readonly signal: AbortSignal
+  private declare readonly callRun: CallRun
+  private declare readonly callId: CallId
   /** The call as policy, guards and the body see it, once the policy stage admitted it. */
-  private invocation: ToolInvocation | undefined
-  private failure: { error: unknown } | undefined
-  private output: ToolOutput | undefined
-  private ran = false
+  private declare invocation: ToolInvocation | undefined
+  private declare failure: { error: unknown } | undefined
+  private declare output: ToolOutput | undefined
+  private declare ran: boolean
   /** The definition last looked up for the call's name, and the registry's version then. */
-  private lookedUp: ToolDefinition | undefined = undefined
-  private lookedUpAt = -1
+  private declare lookedUp: ToolDefinition | undefined
+  private declare lookedUpAt: number
   /** The arguments as `parsedBy` parsed and validated them (`isConcurrencySafe` then `admit`: one parse). */
-  private parsedBy: ToolDefinition | undefined = undefined
-  private parsedArgs: unknown = undefined
+  private declare parsedBy: ToolDefinition | undefined
+  private declare parsedArgs: unknown
 
-  constructor(
-    private readonly host: PipelineHost,
-    private readonly call: ToolCall,
-    private readonly agent: Agent,
-    private readonly signal: AbortSignal,
-  ) {
+  constructor(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal) {
+    this.host = host
+    this.call = call
+    this.agent = agent
+    this.signal = signal
+    this.callRun = new CallRun()
     this.callId = String(call?.id) as CallId
+    this.invocation = undefined
+    this.failure = undefined
+    this.output = undefined
+    this.ran = false
+    this.lookedUp = undefined
+    this.lookedUpAt = -1
+    this.parsedBy = undefined
+    this.parsedArgs = undefined
   }
 
   isConcurrencySafe(): boolean {
@@ -307,38 +293,6 @@ async function admitHeard(host: PipelineHost, invocation: ToolInvocation): Promi
   return invocation
 }
 
-/**
- * The guards from `from` on, in order: synchronously while they answer
- * synchronously, then awaiting (each wait given up on when the call's signal
- * aborts). Throws `DENIED` (or `ABORTED_BEFORE_DISPATCH`).
- */
-function runGuards(guards: readonly ToolGuard[], from: number, invocation: ToolInvocation): Promise<void> | undefined {
-  for (let i = from; i < guards.length; i++) {
-    let verdict: ToolGuardVerdict | PromiseLike<ToolGuardVerdict>
-    try {
-      verdict = guards[i]!(invocation)
-    } catch (error) {
-      throw policyFailure(error, 'a guard failed')
-    }
-    if (isThenable(verdict)) return awaitGuard(guards, i, verdict, invocation)
-    if (invocation.signal.aborted) throw abortedBeforeDispatch()
-    if (verdict && verdict.kind === 'deny') throw denied(verdict.reason)
-  }
-  return undefined
-}
-
-async function awaitGuard(guards: readonly ToolGuard[], index: number, pending: PromiseLike<ToolGuardVerdict>, invocation: ToolInvocation): Promise<void> {
-  let verdict: ToolGuardVerdict
-  try {
-    verdict = await beforeDispatch(Promise.resolve(pending), invocation.signal)
-  } catch (error) {
-    throw policyFailure(error, 'a guard failed')
-  }
-  if (verdict && verdict.kind === 'deny') throw denied(verdict.reason)
-  const rest = runGuards(guards, index + 1, invocation)
-  if (rest) await rest
-}
-
 /** The result stage: `tools/post-execute`, then `finalizeContent`; synchronous when nobody listens to the first. */
 function settle(host: PipelineHost, invocation: ToolInvocation, run: CallRun, body: ToolOutput, signal: AbortSignal): ToolCallResult | Promise<ToolCallResult> {
   // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
@@ -362,81 +316,3 @@ function finalize(invocation: ToolInvocation, run: CallRun, output: ToolOutput, 
   return successResult(invocation.call.id, content, run.contexts)
 }
 
-/** `tools/pre-execute`, then the approval service for `ask`. Throws `DENIED` or `ABORTED_BEFORE_DISPATCH`. */
-async function admit(host: PipelineHost, filter: SubjectFilter, invocation: ToolInvocation): Promise<void> {
-  const { signal } = invocation
-  let decision: PreExecuteDecision
-  try {
-    decision = heard(host.events, 'tools/pre-execute')
-      ? await beforeDispatch(host.events.waterfall(filter, 'tools/pre-execute', invocation, async () => ALLOW), signal)
-      : ALLOW
-  } catch (error) {
-    throw policyFailure(error, 'a policy check failed')
-  }
-  switch (decision?.kind) {
-    case 'allow':
-      return
-    case 'deny':
-      throw denied(decision.reason)
-    case 'ask': {
-      const approval = host.home.get('approval')
-      if (!approval) throw denied('approval required but no approval service is available')
-      const request: ApprovalRequest = Object.freeze({
-        ...invocation,
-        reason: decision.reason,
-        ...(decision.scope !== undefined ? { scope: decision.scope } : {}),
-      })
-      let response: unknown
-      try {
-        response = await beforeDispatch(approval.request(request), signal)
-      } catch (error) {
-        throw policyFailure(error, 'the approval request failed')
-      }
-      const answer = approvalAnswer(response)
-      try {
-        if (heard(host.events, 'tools/approval')) host.emitter.emit(filter, 'tools/approval', [request, answer], (error) => host.reportListenerError('tools/approval', error))
-      } catch (error) {
-        host.reportListenerError('tools/approval', error)
-      }
-      if (answer.decision !== 'allow') throw denied(answer.feedback ? `not approved; the person said: ${answer.feedback}` : 'not approved')
-      return
-    }
-    default:
-      throw denied('a policy returned an unknown decision')
-  }
-}
-
-/** `tools/post-execute`: the output to finalize, or a `BLOCKED` throw. */
-async function review(host: PipelineHost, filter: SubjectFilter, invocation: ToolInvocation, output: ToolOutput): Promise<ToolOutput> {
-  let decision: PostExecuteDecision
-  try {
-    decision = heard(host.events, 'tools/post-execute')
-      ? await host.events.waterfall(filter, 'tools/post-execute', invocation, output, async () => ACCEPT)
-      : ACCEPT
-  } catch (error) {
-    throw new ToolError('BLOCKED', `tool result withheld: a policy check failed (${messageOf(error, 'no detail')})`, { cause: error })
-  }
-  switch (decision?.kind) {
-    case 'accept':
-      return output
-    case 'replace':
-      return checkOutput(decision.output, 'the replacement output')
-    case 'block':
-      throw new ToolError('BLOCKED', decision.reason ? `tool result withheld: ${decision.reason}` : 'tool result withheld')
-    default:
-      throw new ToolError('BLOCKED', 'tool result withheld: a policy returned an unknown decision')
-  }
-}
-
-function denied(reason: string | undefined): ToolError {
-  return new ToolError('DENIED', reason ? `tool call denied: ${reason}` : 'tool call denied')
-}
-
-/**
- * A failing policy denies (fail closed). A `ToolError` is a deliberate choice
- * of code and passes through (so an abort while waiting stays an abort).
- */
-function policyFailure(error: unknown, what: string): ToolError {
-  if (isToolError(error)) return error
-  return new ToolError('DENIED', `tool call denied: ${what} (${messageOf(error, 'no detail')})`, { cause: error })
-}
