@@ -47,8 +47,10 @@ export const BUILT_IN_TYPES = [
 
 export type BuiltInType = (typeof BUILT_IN_TYPES)[number]
 
-const kinds: Record<string, Kind | undefined> = Object.create(null)
-BUILT_IN_TYPES.forEach((type, kind) => (kinds[type] = kind))
+/** The kind of each built-in type, by name (a prototype-less record): `builtInKind` without the call. */
+export const BUILT_IN_KINDS: Readonly<Record<string, Kind | undefined>> = Object.create(null)
+BUILT_IN_TYPES.forEach((type, kind) => ((BUILT_IN_KINDS as Record<string, Kind>)[type] = kind))
+const kinds = BUILT_IN_KINDS
 
 /** The kind of a built-in type, or `undefined` for any other string. */
 export function builtInKind(type: string): Kind | undefined {

@@ -1,6 +1,6 @@
 import type { Message } from '@deepseek-ai/dsh-llm'
 import { subjectFilter, type ContainedEmitter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
-import { builtInKind, BUILT_IN_TYPES, Kind } from './built-in-types'
+import { builtInKind, BUILT_IN_KINDS, BUILT_IN_TYPES, Kind } from './built-in-types'
 import { ChunkPack } from './log/chunk-pack'
 import { chunkDataShape, envelopeIsPlain, freezeChunk, type Shape } from './log/chunk-shape'
 import type { Context, Logger } from './cordis'
@@ -15,8 +15,8 @@ import type { PackedLog, Slot } from './log/slots'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
 import { defaultProjection, projectionProblem } from './projection-checks'
-import { newEnvelope } from './log/envelope'
-import { freezeBuilt, freezeTrusted } from './log/trusted-json'
+import { Envelope, newEnvelope } from './log/envelope'
+import { freezeTrusted, freezeUnfrozen } from './log/trusted-json'
 import type { Session, SessionPosition } from './session'
 import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
 
@@ -130,7 +130,7 @@ export class SessionLog implements Session, PackedLog {
    * `appendBuilt`), admitted by `admitBuilt`; publication is `append`'s. Any other type goes through `append`.
    */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
-    const kind = builtInKind(type)
+    const kind = BUILT_IN_KINDS[type]
     if (kind === undefined || kind === Kind.AssistantChunk || this.stage === 'detached') return this.append(type, data)
     const event = this.admitBuilt(kind, data, this.length, Date.now())
     if (this.stage === 'live') this.publish(event)
@@ -251,10 +251,7 @@ export class SessionLog implements Session, PackedLog {
     return event
   }
 
-  /**
-   * `admit` for built-in data a driver built (`appendBuilt`): no lossless-JSON walk or shape check, `freezeBuilt`;
-   * the structure check, commit, projection and errors are `admit`'s. Apart, so a turn's events run this short path.
-   */
+  /** `admit` for a driver's built-in data (`appendBuilt`): no lossless-JSON walk or shape check; the rest is `admit`'s. */
   private admitBuilt(kind: Kind, data: unknown, seq: number, time: number): AnySessionEvent {
     const type = BUILT_IN_TYPES[kind]
     if (this.projecting) {
@@ -264,12 +261,16 @@ export class SessionLog implements Session, PackedLog {
       throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
     }
     this.structure.check(kind, type, data, seq, this.slots)
-    freezeBuilt(data)
-    const event = newEnvelope(type, seq, time, data)
+    // `newEnvelope` and `applyBuiltIn` written out (a turn's events run here; each call costs when unoptimized).
+    if (!Object.isFrozen(data)) freezeUnfrozen(data)
+    const event = Object.freeze(new Envelope(type, seq, time, data)) as unknown as AnySessionEvent
     // Commit: nothing below throws.
     this.slots[seq] = event
     this.length = seq + 1
-    this.applyBuiltIn(kind, data as Record<string, any>, seq)
+    this.structure.apply(kind, data, seq)
+    const message = defaultProjection(kind, data as Record<string, any>)
+    if (message !== undefined) this.history.addOne(seq, message)
+    else if (kind === Kind.StepEnd) this.pack?.seal()
     return event
   }
 

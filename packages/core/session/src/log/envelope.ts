@@ -24,7 +24,8 @@ interface EnvelopeFields {
   data: object
 }
 
-const Envelope = function (this: EnvelopeFields, type: string, seq: number, time: number, data: object) {
+/** Makes an envelope (unfrozen): `Object.freeze(new Envelope(…))`, or `newEnvelope`. */
+export const Envelope = function (this: EnvelopeFields, type: string, seq: number, time: number, data: object) {
   this.type = type
   this.seq = seq
   this.time = time

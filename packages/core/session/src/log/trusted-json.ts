@@ -61,21 +61,14 @@ export function freezeTrusted<T>(value: T): T {
 }
 
 /**
- * Freezes data a driver built for one event (`appendBuilt`): every object or
- * array not frozen yet is frozen, and the walk stops at a frozen one, whose
- * whole subtree the contract says is frozen already (a deep-frozen message,
- * an admitted chunk's usage).
+ * Freezes data a driver built for one event (`appendBuilt`), an object not
+ * frozen yet: it and every object or array it holds that is not frozen yet
+ * are frozen, and the walk stops at a frozen one, whose whole subtree the
+ * contract says is frozen already (a deep-frozen message, an admitted
+ * chunk's usage). Each part is tested before the recursive call, so the
+ * numbers and strings of an event's data, and its frozen parts, cost no call.
  */
-export function freezeBuilt(value: unknown): void {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) freezeUnfrozen(value)
-}
-
-/**
- * Freezes `value` (not frozen yet) and what it holds that is not: each
- * part is tested here before the recursive call, so the numbers and strings
- * of an event's data, and its frozen parts, cost no call.
- */
-function freezeUnfrozen(value: object): void {
+export function freezeUnfrozen(value: object): void {
   // Frozen first, so a cycle ends the walk where it closes.
   Object.freeze(value)
   if (Array.isArray(value)) {
