@@ -171,8 +171,9 @@ export function writeAnchor(
 export function settleResults(host: TurnHost, step: StepState): void {
   if (step.resultsDone) return
   step.resultsDone = true
-  if (step.batch) {
-    for (const placed of contextMessages(step.batch.contexts())) host.append('user/message', userMessageData(placed))
+  const contexts = step.batch?.contexts()
+  if (contexts?.length) {
+    for (const placed of contextMessages(contexts)) host.append('user/message', userMessageData(placed))
   }
   appendDeferred(host, step)
 }

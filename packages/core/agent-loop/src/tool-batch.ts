@@ -1,38 +1,9 @@
 import type { Agent, AdditionalContext } from '@deepseek-ai/dsh-agent'
-import { createToolResultMessage, type ToolCallBlock, type UserMessage } from '@deepseek-ai/dsh-llm'
+import { createToolResultMessage, type ToolCallBlock } from '@deepseek-ai/dsh-llm'
+import type { BatchHolder, BatchStage, BatchTools, CallOutcome } from './batch-stage'
 import type { BuiltLogWriter } from './failure'
 
-/** What one tool call produced, as `ctx.tools` resolves it. */
-export interface CallOutcome {
-  message: UserMessage
-  error?: { code: string; message: string }
-  contexts: readonly AdditionalContext[]
-}
-
-type Call = { id: ToolCallBlock['id']; name: string; arguments: string }
-
-/**
- * One call staged through `ctx.tools` (see `ToolRegistry.stage`): each stage
- * returns a promise only when it had something to wait for, and never throws
- * or rejects.
- */
-export interface BatchStage {
-  isConcurrencySafe(): boolean
-  admit(): Promise<void> | undefined
-  run(): Promise<void> | undefined
-  finish(): CallOutcome | Promise<CallOutcome>
-}
-
-/** The part of `ctx.tools` a batch needs; `stage` must not keep `options` (one object serves the whole batch). */
-export interface BatchTools {
-  stage(call: Call, options: { readonly agent: Agent; readonly signal: AbortSignal }): BatchStage
-}
-
-/** The turn's cancellation as a batch reads it: the turn holder (`aborted` is set before its signal aborts). */
-export interface BatchHolder {
-  readonly aborted: boolean
-  readonly signal: AbortSignal
-}
+const NO_CONTEXTS: readonly AdditionalContext[] = Object.freeze([])
 
 export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dispatch'
 
@@ -66,48 +37,77 @@ export const ABORTED_BEFORE_DISPATCH_TEXT = 'Error: tool call aborted before dis
  * .agents/notes/implemented/architecture/2026-12-02-perf-tool-stages.md).
  */
 export class ToolBatch {
-  private readonly stages: (BatchStage | undefined)[]
+  // The fields are `declare`d and set in the constructor: class fields (even without an initializer) make V8 run
+  // the class's field initializers as a function of their own, one more call per tool step in unoptimized code.
+  private declare readonly calls: readonly ToolCallBlock[]
+  private declare readonly log: BuiltLogWriter
+  private declare readonly tools: BatchTools
+  private declare readonly turn: number
+  private declare readonly step: number
+  private declare readonly maxParallel: number
+  private declare readonly holder: BatchHolder
+  private declare readonly stages: (BatchStage | undefined)[]
   /** Whether each started call's body has settled (or will never run). */
-  private readonly bodyDone: boolean[]
-  private readonly outcomes: (CallOutcome | undefined)[]
+  private declare readonly bodyDone: boolean[]
+  private declare readonly outcomes: (CallOutcome | undefined)[]
   /** How many calls have started (their `tool/call` logged): calls start in model order, so `[0, next)`. */
-  private next = 0
+  private declare next: number
   /** The next started call whose policy stage has not begun; policy stages run one at a time, in model order. */
-  private policyAt = 0
-  private policyWaiting = false
+  private declare policyAt: number
+  private declare policyWaiting: boolean
   /** The next call whose result stage has not ended; result stages run one at a time, in model order. */
-  private finishAt = 0
-  private finishWaiting = false
+  private declare finishAt: number
+  private declare finishWaiting: boolean
   /** Started calls whose body has not settled: the pool's occupancy. */
-  private running = 0
+  private declare running: number
   /** An exclusive call started: no call starts until every started call's result is logged. */
-  private barrier = false
-  private logged = 0
+  private declare barrier: boolean
+  private declare logged: number
   /** The refusal that broke the batch: nothing more is logged. */
-  private broken: { error: unknown } | undefined
-  private advancing = false
-  private again = false
+  private declare broken: { error: unknown } | undefined
+  private declare advancing: boolean
+  private declare again: boolean
   /** Settles when a stage that was waiting ends (see `progress`). */
-  private progressed: Promise<void> | undefined
-  private wake: (() => void) | undefined
+  private declare progressed: Promise<void> | undefined
+  private declare wake: (() => void) | undefined
   /** What every call of the batch is staged with (one object for the batch). */
-  private readonly stageOptions: { readonly agent: Agent; readonly signal: AbortSignal }
+  private declare readonly stageOptions: { readonly agent: Agent; readonly signal: AbortSignal }
 
   constructor(
-    private readonly calls: readonly ToolCallBlock[],
-    private readonly log: BuiltLogWriter,
-    private readonly tools: BatchTools,
+    calls: readonly ToolCallBlock[],
+    log: BuiltLogWriter,
+    tools: BatchTools,
     agent: Agent,
-    private readonly turn: number,
-    private readonly step: number,
-    private readonly maxParallel: number,
-    private readonly holder: BatchHolder,
+    turn: number,
+    step: number,
+    maxParallel: number,
+    holder: BatchHolder,
   ) {
-    this.stageOptions = { agent, signal: holder.signal }
+    this.calls = calls
+    this.log = log
+    this.tools = tools
+    this.turn = turn
+    this.step = step
+    this.maxParallel = maxParallel
+    this.holder = holder
     const n = calls.length
     this.stages = new Array<BatchStage | undefined>(n).fill(undefined)
     this.bodyDone = new Array<boolean>(n).fill(false)
     this.outcomes = new Array<CallOutcome | undefined>(n).fill(undefined)
+    this.next = 0
+    this.policyAt = 0
+    this.policyWaiting = false
+    this.finishAt = 0
+    this.finishWaiting = false
+    this.running = 0
+    this.barrier = false
+    this.logged = 0
+    this.broken = undefined
+    this.advancing = false
+    this.again = false
+    this.progressed = undefined
+    this.wake = undefined
+    this.stageOptions = { agent, signal: holder.signal }
   }
 
   /**
@@ -167,11 +167,17 @@ export class ToolBatch {
     }
   }
 
-  /** Contexts the settled calls deferred, in model order. */
-  contexts(): AdditionalContext[] {
-    const out: AdditionalContext[] = []
-    for (const outcome of this.outcomes) if (outcome) out.push(...outcome.contexts)
-    return out
+  /** Contexts the settled calls deferred, in model order (the shared empty list when none did: the usual case). */
+  contexts(): readonly AdditionalContext[] {
+    const { outcomes } = this
+    let out: AdditionalContext[] | undefined
+    for (let i = 0; i < outcomes.length; i++) {
+      const contexts = outcomes[i]?.contexts
+      if (!contexts || contexts.length === 0) continue
+      out ??= []
+      for (let j = 0; j < contexts.length; j++) out.push(contexts[j]!)
+    }
+    return out ?? NO_CONTEXTS
   }
 
   /**

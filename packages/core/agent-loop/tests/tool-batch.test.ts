@@ -68,6 +68,33 @@ describe('tool batches (R-TOOL-3)', () => {
     expect(transcript(model.requests[1]!.messages).slice(2)).toEqual(['user: result result a', 'user: result result b', 'user: result result c'])
   })
 
+  it('deferred contexts follow every result, in model order, whichever calls deferred them (none, two, one)', async () => {
+    const defer: Record<string, string[]> = { a: [], b: ['b1', 'b2'], c: ['c1'] }
+    const noting = {
+      name: 'noting',
+      description: 'defers the contexts its key names',
+      parameters: { type: 'object', properties: { key: { type: 'string' } } },
+      isConcurrencySafe: () => true,
+      execute: (args: unknown, run: { deferContext(context: { label: string; content: string }): void }) => {
+        const key = (args as { key: string }).key
+        for (const note of defer[key]!) run.deferContext({ label: note, content: `note ${note}` })
+        return `result ${key}`
+      },
+    }
+    const { agent, model } = await spine({ tools: [noting], model: { script: [{ toolCalls: calls('noting', ['a', 'b', 'c']), answer: 'done' }] } })
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    expect(transcript(model.requests[1]!.messages).slice(2)).toEqual([
+      'user: result result a',
+      'user: result result b',
+      'user: result result c',
+      'user: note b1',
+      'user: note b2',
+      'user: note c1',
+    ])
+  })
+
   it('the pool rolls: at most maxParallelToolCalls bodies run, and the next starts as soon as one ends', async () => {
     const log: string[] = []
     const { tool, release } = gatedTool('read', { safe: true, log })
