@@ -149,18 +149,17 @@ export function writeAnchor(
   built = false,
 ): void {
   step.anchored = true
+  // A new exact-size array: the log keeps the anchor for the session's life.
+  const chunkSeqs = step.chunkSeqs.toArray()
+  // Literals rather than spreads (an object spread is a real copy in the cold round's unoptimized code); the keys
+  // keep their order: turn, step, message, chunkSeqs, usage, finishReason, interrupted.
+  const data = usage
+    ? { turn: step.turn, step: step.step, message, chunkSeqs, usage, finishReason }
+    : { turn: step.turn, step: step.step, message, chunkSeqs, finishReason }
   // Built (`appendBuilt`) only when the message is the loop's own assembly of admitted chunks.
-  const write = built ? host.appendBuilt : host.append
-  write.call(host, 'assistant/message', {
-    turn: step.turn,
-    step: step.step,
-    message,
-    // A new exact-size array: the log keeps the anchor for the session's life.
-    chunkSeqs: step.chunkSeqs.toArray(),
-    ...(usage ? { usage } : {}),
-    finishReason,
-    ...(interrupted ? { interrupted: true as const } : {}),
-  })
+  const anchor = interrupted ? { ...data, interrupted: true as const } : data
+  if (built) host.appendBuilt('assistant/message', anchor)
+  else host.append('assistant/message', anchor)
   step.calls = toolCallsOf(message)
 }
 

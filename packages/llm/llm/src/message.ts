@@ -108,8 +108,13 @@ export function createToolResultMessage(options: {
 
 /** The tool calls of a message, in model order. */
 export function toolCallsOf(message: Message): ToolCallBlock[] {
+  // Indexed, not for…of: an iterator per call in the cold round's unoptimized code (once per step).
   const calls: ToolCallBlock[] = []
-  for (const block of message.content) if (block.type === 'tool-call') calls.push(block)
+  const { content } = message
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]!
+    if (block.type === 'tool-call') calls.push(block)
+  }
   return calls
 }
 
