@@ -16,9 +16,11 @@ const STARTED: Promise<void> = Promise.resolve()
  *
  * It starts on a microtask (never inside the admission that woke it) and
  * inside `withInitiator`, so every turn and task it chains runs as the
- * agent's. Not an async function: a round that must wait (a turn, a task)
- * chains the next round on that promise with callbacks made once per agent,
- * so a turn costs the drain one derived promise and no async frame.
+ * agent's. Not an async function: a turn that ran to its close synchronously
+ * (`runTurn` returned nothing) is followed by the next round in the same
+ * loop; a round that must wait (a turn, a task) chains the next round on
+ * that promise with callbacks made once per agent. A drain costs one
+ * promise to start and one per turn that waited, and no async frame.
  */
 export class Drain {
   /** From `start()` until the drain's last round ended (its status back to `idle`). */
@@ -64,14 +66,18 @@ export class Drain {
         const steering = agent.inboxState.hasSteering
         if (!steering && !agent.inboxState.hasTurnWork) continue
         this.turnsBefore = agent.session.position.lastTurn
-        let turn: Promise<void>
+        let turn: Promise<void> | undefined
         try {
           turn = runTurn(agent, steering ? 'steering' : 'prompt')
         } catch (error) {
           turn = Promise.reject(error)
         }
-        void turn.then(this.turnEnded, this.turnThrew)
-        return
+        if (turn !== undefined) {
+          void turn.then(this.turnEnded, this.turnThrew)
+          return
+        }
+        // The turn ran to its close in this call: the next round follows in this loop (no recursion).
+        if (!this.progressed()) break
       }
     } catch (error) {
       // Nothing above throws (notifications are contained); reaching here is a bug in the loop itself.
@@ -81,14 +87,16 @@ export class Drain {
   }
 
   private readonly turnEnded = (): void => {
+    if (this.progressed()) this.round()
+    else this.end()
+  }
+
+  /** The progress guard: whether the last round opened a turn. After a failure the round is already reported; anything else is a bug. */
+  private progressed(): boolean {
     const agent = this.agent
-    if (agent.session.position.lastTurn === this.turnsBefore) {
-      // The progress guard. After a failure the round is already reported; anything else is a bug.
-      if (!agent.failed.error) agent.logger.error('agent %s: a drain round opened no turn; the pending work stays parked until the next wakeup', agent.id)
-      this.end()
-      return
-    }
-    this.round()
+    if (agent.session.position.lastTurn !== this.turnsBefore) return true
+    if (!agent.failed.error) agent.logger.error('agent %s: a drain round opened no turn; the pending work stays parked until the next wakeup', agent.id)
+    return false
   }
 
   private readonly turnThrew = (error: unknown): void => {

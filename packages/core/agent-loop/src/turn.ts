@@ -1,11 +1,11 @@
 import type { AgentMessage, ContinuationDecision, PromptDecision, RequestErrorDecision } from '@deepseek-ai/dsh-agent'
-import { createUserMessage } from '@deepseek-ai/dsh-llm'
+import { createUserMessage, type AssembledResponse } from '@deepseek-ai/dsh-llm'
 import { TurnAborted, checkAborted } from './cancellation'
 import { checkContinuation, checkPromptDecision } from './decision-checks'
 import { appendEarly } from './injections'
 import { placeInput } from './placement'
 import { acceptStep } from './step-accept'
-import { prepareStep } from './step-prepare'
+import { prepareStep, type PreparedStep } from './step-prepare'
 import { streamStep } from './step-stream'
 import { closeTurn } from './turn-close'
 import type { TurnHost } from './turn-host'
@@ -20,8 +20,13 @@ const REJECTED: StepOutcome = Object.freeze({ kind: 'rejected' })
  * ends the turn (`turn/end{error}`, `agent/error`), never the loop; a refused
  * write or failed flush fails the agent (see `FailureState`) and closes the
  * turn as far as the log still accepts.
+ *
+ * Not an async function, and neither is the turn it drives: a turn with
+ * nothing to wait for (no listener heard, a model and an adapter that answer
+ * at once, nothing to flush) runs to its close in this call and returns
+ * `undefined`; otherwise the returned promise settles once the turn closed.
  */
-export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise<void> {
+export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise<void> | undefined {
   const session = host.session
   // The turn counts as open from before its claim: a cancel or an inject() from a listener of the
   // claim's or of turn/start's publication applies to this turn (R-LOOP-1: claim and open in one
@@ -33,7 +38,7 @@ export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise
     item = trigger === 'prompt' ? host.inboxState.claimTurn() : undefined
     if (trigger === 'prompt' && !item) {
       host.openTurn = undefined
-      return NOTHING
+      return undefined
     }
     state.turn = session.position.lastTurn + 1
     host.appendBuilt('turn/start', { turn: state.turn, trigger: state.trigger })
@@ -42,28 +47,29 @@ export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise
     host.openTurn = undefined
     if (error !== host.failed.error) return Promise.reject(error)
     host.reportFailure(session.position.lastTurn, undefined)
-    return NOTHING
+    return undefined
   }
-  // Not an async function: the turn's one promise is the close chained on driveTurn's (one promise less per turn).
-  let driven: Promise<void>
+  let driven: Promise<void> | undefined
   try {
     appendEarly(host, state)
     driven = driveTurn(host, state, item)
   } catch (error) {
-    driven = Promise.reject(error)
+    return closeAfter(host, state, error)
   }
+  if (driven === undefined) return closeTurn(host, state)
   return driven.then(
     () => closeTurn(host, state),
-    (error: unknown) => {
-      if (!(error instanceof TurnAborted) && !state.holder.aborted) {
-        state.failure = { error, step: state.step?.step }
-      }
-      return closeTurn(host, state)
-    },
+    (error: unknown) => closeAfter(host, state, error),
   )
 }
 
-const NOTHING: Promise<void> = Promise.resolve()
+/** The close of a turn whose drive threw: a throw that is not the turn's cancellation is its failure. */
+function closeAfter(host: TurnHost, state: TurnState, error: unknown): Promise<void> | undefined {
+  if (!(error instanceof TurnAborted) && !state.holder.aborted) {
+    state.failure = { error, step: state.step?.step }
+  }
+  return closeTurn(host, state)
+}
 
 /**
  * The turn between its `turn/start` and its close (R-LOOP-1, R-LOOP-4,
@@ -72,87 +78,133 @@ const NOTHING: Promise<void> = Promise.resolve()
  * failed step goes to recovery (`retry` opens a new step), a done step to
  * the continuation (`continue` opens the next step with the pending steering
  * and the continuation's reason; a terminal stop ends the turn; a natural
- * stop runs `agent/turn-stopping` and a last steering drain). Returns with
+ * stop runs `agent/turn-stopping` and a last steering drain). Ends with
  * `state.end` decided, or throws to the turn's close.
+ *
+ * Written as phases that continue synchronously while nothing has to be
+ * waited for; the first promise (a heard checkpoint, a model or a flush that
+ * takes time) chains the rest of the turn on it, and the turn's cancellation
+ * is checked after every wait. `undefined` when the turn ended synchronously.
  */
-async function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | undefined): Promise<void> {
-  const { holder } = state
-  let proposal: Proposal
+function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | undefined): Promise<void> | undefined {
   // A listener of the claim or of turn/start may have cancelled already: no policy runs for a dead turn.
-  checkAborted(holder)
-  if (item) {
-    let decision = promptPolicy(host, state, item)
-    if (decision instanceof Promise) decision = await decision
-    checkAborted(holder)
-    if (decision.kind === 'block') {
-      state.end = { kind: 'blocked', reason: decision.reason }
-      return
-    }
-    // Only the admitted content itself may skip the log's check: a prompt-submit listener may hand back its own.
-    const admitted = decision.content === item.content && decision.additionalContexts === item.contexts
-    const placed = placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement)
-    const entries: ProposedEntry[] = []
-    for (let i = 0; i < placed.length; i++) entries.push({ placed: placed[i]!, type: 'user/message', admitted })
-    proposal = { entries, steering: NO_STEERING }
-  } else {
-    proposal = proposeSteering(host)
+  checkAborted(state.holder)
+  if (!item) return steps(host, state, 1, proposeSteering(host))
+  const decision = promptPolicy(host, state, item)
+  if (decision instanceof Promise) {
+    return decision.then((settled) => {
+      checkAborted(state.holder)
+      return steps(host, state, 1, proposePrompt(state, item, settled))
+    })
   }
+  checkAborted(state.holder)
+  return steps(host, state, 1, proposePrompt(state, item, decision))
+}
 
-  for (let step = 1; ; step++) {
+/** Step 1's batch from the prompt policy's decision; `undefined` (the turn ends `blocked`) for a block. */
+function proposePrompt(state: TurnState, item: AgentMessage, decision: PromptDecision): Proposal | undefined {
+  if (decision.kind === 'block') {
+    state.end = { kind: 'blocked', reason: decision.reason }
+    return undefined
+  }
+  // Only the admitted content itself may skip the log's check: a prompt-submit listener may hand back its own.
+  const admitted = decision.content === item.content && decision.additionalContexts === item.contexts
+  const placed = placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement)
+  const entries: ProposedEntry[] = []
+  for (let i = 0; i < placed.length; i++) entries.push({ placed: placed[i]!, type: 'user/message', admitted })
+  return { entries, steering: NO_STEERING }
+}
+
+/** Runs steps from `step` on while each proposes the next (`undefined`: the turn's end is decided). */
+function steps(host: TurnHost, state: TurnState, step: number, proposal: Proposal | undefined): Promise<void> | undefined {
+  while (proposal !== undefined) {
     // One step (R-LOOP-2): prepare (step-prepare.ts) → stream (step-stream.ts) → accept (step-accept.ts).
-    let prepared = prepareStep(host, state, step, proposal)
-    if (prepared instanceof Promise) prepared = await prepared
-    let outcome: StepOutcome = REJECTED
-    if (prepared) {
-      let response = streamStep(host, state, prepared)
-      if (response instanceof Promise) response = await response
-      const accepted = acceptStep(host, state, prepared.step, response)
-      outcome = accepted instanceof Promise ? await accepted : accepted
+    const next = runStep(host, state, step, proposal)
+    step++
+    if (next instanceof Promise) {
+      const from = step
+      return next.then((proposed) => steps(host, state, from, proposed))
     }
-    checkAborted(holder)
-    if (outcome.kind === 'rejected') {
-      state.end = { kind: 'stopped', by: 'pre-step' }
-      return
-    }
-    if (outcome.kind === 'failed') {
-      const decision = await recover(host, state, step, outcome)
-      checkAborted(holder)
+    proposal = next
+  }
+  return undefined
+}
+
+type Next = Proposal | undefined
+
+function runStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Next | Promise<Next> {
+  const prepared = prepareStep(host, state, step, proposal)
+  if (prepared instanceof Promise) return prepared.then((ready) => stream(host, state, step, ready))
+  return stream(host, state, step, prepared)
+}
+
+function stream(host: TurnHost, state: TurnState, step: number, prepared: PreparedStep | undefined): Next | Promise<Next> {
+  if (!prepared) return afterStep(host, state, step, REJECTED)
+  const response = streamStep(host, state, prepared)
+  if (response instanceof Promise) return response.then((assembled) => accept(host, state, step, prepared, assembled))
+  return accept(host, state, step, prepared, response)
+}
+
+function accept(host: TurnHost, state: TurnState, step: number, prepared: PreparedStep, response: AssembledResponse): Next | Promise<Next> {
+  const accepted = acceptStep(host, state, prepared.step, response)
+  if (accepted instanceof Promise) return accepted.then((outcome) => afterStep(host, state, step, outcome))
+  return afterStep(host, state, step, accepted)
+}
+
+/** What follows a step: the end, a retry's new step (recovery), or the continuation's decision. */
+function afterStep(host: TurnHost, state: TurnState, step: number, outcome: StepOutcome): Next | Promise<Next> {
+  checkAborted(state.holder)
+  if (outcome.kind === 'rejected') {
+    state.end = { kind: 'stopped', by: 'pre-step' }
+    return undefined
+  }
+  if (outcome.kind === 'failed') {
+    return recover(host, state, step, outcome).then((decision) => {
+      checkAborted(state.holder)
       if (decision?.kind === 'retry') {
         state.priorFailures.push(outcome.failure)
-        proposal = proposeSteering(host)
-        continue
+        return proposeSteering(host)
       }
       state.failure = { error: outcome.error, step }
       state.end = { kind: 'error', failure: outcome.failure }
-      return
-    }
-    state.priorFailures.length = 0
-
-    let decision = continuation(host, state, outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering)
-    if (decision instanceof Promise) decision = await decision
-    checkAborted(holder)
-    if (decision.kind === 'continue') {
-      proposal = proposeSteering(host, decision.reason)
-      continue
-    }
-    if (decision.terminal) {
-      state.terminal = decision.by
-      host.beginTerminalWindow()
-      state.end = { kind: 'stopped', by: decision.by }
-      return
-    }
-    if (host.checkpoints.heard('agent/turn-stopping')) {
-      const stopping = host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
-      if (stopping instanceof Promise) await stopping
-      checkAborted(holder)
-    }
-    if (host.inboxState.hasSteering) {
-      proposal = proposeSteering(host)
-      continue
-    }
-    state.end = { kind: 'completed' }
-    return
+      return undefined
+    })
   }
+  state.priorFailures.length = 0
+  const decision = continuation(host, state, outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering)
+  if (decision instanceof Promise) return decision.then((settled) => decide(host, state, settled))
+  return decide(host, state, decision)
+}
+
+/** The continuation's decision: the next step's batch, or the turn's end (after `agent/turn-stopping` and a last steering drain). */
+function decide(host: TurnHost, state: TurnState, decision: ContinuationDecision): Next | Promise<Next> {
+  const holder = state.holder
+  checkAborted(holder)
+  if (decision.kind === 'continue') return proposeSteering(host, decision.reason)
+  if (decision.terminal) {
+    state.terminal = decision.by
+    host.beginTerminalWindow()
+    state.end = { kind: 'stopped', by: decision.by }
+    return undefined
+  }
+  if (host.checkpoints.heard('agent/turn-stopping')) {
+    const stopping = host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
+    if (stopping instanceof Promise) {
+      return stopping.then(() => {
+        checkAborted(holder)
+        return lastDrain(host, state)
+      })
+    }
+    checkAborted(holder)
+  }
+  return lastDrain(host, state)
+}
+
+/** A natural stop: steering that arrived meanwhile opens one more step, else the turn completed. */
+function lastDrain(host: TurnHost, state: TurnState): Next {
+  if (host.inboxState.hasSteering) return proposeSteering(host)
+  state.end = { kind: 'completed' }
+  return undefined
 }
 
 /**
@@ -173,10 +225,10 @@ function proposeSteering(host: TurnHost, reason?: string): Proposal {
   if (!reason && !host.inboxState.hasSteering) return EMPTY_PROPOSAL
   const steering = host.inboxState.nextStep.slice()
   const entries: ProposedEntry[] = []
-  for (const message of steering) {
-    for (const placed of placeInput(message.id, message.content, message.source, message.contexts, message.placement)) {
-      entries.push({ placed, type: 'steering/message', item: message.id })
-    }
+  for (let i = 0; i < steering.length; i++) {
+    const message = steering[i]!
+    const placed = placeInput(message.id, message.content, message.source, message.contexts, message.placement)
+    for (let j = 0; j < placed.length; j++) entries.push({ placed: placed[j]!, type: 'steering/message', item: message.id })
   }
   if (reason) {
     entries.push({
