@@ -76,9 +76,9 @@ const PIECE = 4096
 /** One content block under construction. One shape for every kind keeps the hot path monomorphic. */
 class BlockBuilder {
   /** The deltas not yet joined into a piece (fewer than `PIECE`). */
-  private parts: string[] = []
+  private parts: string[] = stringList()
   /** Joined runs of `PIECE` deltas, in order, before `parts`; after a join of everything, its one element is the text so far. */
-  private pieces: string[] = []
+  private pieces: string[] = stringList()
   signature: string | undefined = undefined
   constructor(
     readonly index: number,
@@ -92,7 +92,7 @@ class BlockBuilder {
     parts.push(delta)
     if (parts.length === PIECE) {
       this.pieces.push(parts.join(''))
-      this.parts = []
+      this.parts = stringList()
     }
   }
 
@@ -102,7 +102,7 @@ class BlockBuilder {
     const pieces = this.pieces
     if (parts.length !== 0) {
       pieces.push(parts.length === 1 ? parts[0]! : parts.join(''))
-      this.parts = []
+      this.parts = stringList()
     }
     if (pieces.length === 1) return pieces[0]!
     if (pieces.length === 0) return ''
@@ -122,6 +122,18 @@ class BlockBuilder {
     if (this.kind === REDACTED) return { type: 'redacted-reasoning', data: text }
     return { type: 'tool-call', id: this.id as CallId, name: this.name!, arguments: text }
   }
+}
+
+/**
+ * An empty list with the elements kind of strings. An empty literal starts
+ * as a list of small integers and changes its hidden class on its first
+ * string, so the hot `add` of a new stream's first block met a list of
+ * another class than the one it was optimized for and deoptimized.
+ */
+function stringList(): string[] {
+  const list = ['']
+  list.pop()
+  return list
 }
 
 function isIndex(value: unknown): value is number {

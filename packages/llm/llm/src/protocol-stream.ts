@@ -108,7 +108,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     if (result.done) return this.endedWithoutFinish()
     const chunk = result.value
     const signal = this.source.signal
-    if (signal !== undefined && signal.aborted) return this.aborted()
+    if (signal !== undefined && isAborted(signal)) return this.aborted()
     if (chunk === null || typeof chunk !== 'object') return this.notAChunk(chunk)
     if (chunk.type === 'finish') this.state = FINISHED
     else this.chunks++
@@ -158,7 +158,28 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
    */
   pump(sink: ChunkSink): Promise<void> | undefined {
     this.sink = sink
-    return this.drive(undefined)
+    // What happens once per stream is done here, not in the loop (`drive`,
+    // `await`): a branch that a hot function takes only on a stream's first
+    // pull was taken, in the process's first stream, before V8 kept feedback
+    // for it, and then deoptimizes that function's optimized code at the
+    // start of every later stream (see the perf-stream-cold note).
+    let first: IteratorResult<StreamChunk, undefined> | undefined
+    if (this.state === IDLE) first = this.open()
+    if (!this.sync && this.state === STREAMING) this.preparePump()
+    return this.drive(first)
+  }
+
+  /** The pump's promise and the handlers of its waits, made once per stream whose source is asynchronous. */
+  private preparePump(): void {
+    let resolve!: () => void
+    let reject!: (error: unknown) => void
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res
+      reject = rej
+    })
+    this.pumping = { promise, resolve, reject }
+    this.onPumped = (result) => this.resume(result, false, undefined)
+    this.onPumpFailed = (error) => this.resume(undefined, true, error)
   }
 
   /**
@@ -188,10 +209,6 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
           result = this.checked(pending as IteratorResult<StreamChunk>)
           continue
         }
-        if (state === IDLE) {
-          result = this.open()
-          continue
-        }
         return state === FINISHED ? this.stopSource() : undefined
       }
       if (result.done) return undefined
@@ -211,20 +228,8 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
 
   /** The pump waits for `pending`; the pump's promise settles when the loop it resumes ends. */
   private await(pending: Promise<IteratorResult<StreamChunk>>): Promise<void> {
-    let pumping = this.pumping
-    if (pumping === undefined) {
-      let resolve!: () => void
-      let reject!: (error: unknown) => void
-      const promise = new Promise<void>((res, rej) => {
-        resolve = res
-        reject = rej
-      })
-      this.pumping = pumping = { promise, resolve, reject }
-      this.onPumped = (result) => this.resume(result, false, undefined)
-      this.onPumpFailed = (error) => this.resume(undefined, true, error)
-    }
     pending.then(this.onPumped, this.onPumpFailed)
-    return pumping.promise
+    return this.pumping!.promise
   }
 
   /** A pull the pump waited for settled: deliver it and go on until the next wait or the end. */
@@ -265,7 +270,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     this.inner = undefined
     if (!this.classify) throw error
     const signal = this.source.signal
-    if (signal !== undefined && signal.aborted) return terminal({ kind: 'aborted' })
+    if (signal !== undefined && isAborted(signal)) return terminal({ kind: 'aborted' })
     const failure = toLlmFailure(error)
     return terminal(failure.code === 'ABORTED' ? { kind: 'aborted', failure } : { kind: 'error', failure })
   }
@@ -274,7 +279,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     this.state = CLOSED
     this.inner = undefined
     const signal = this.source.signal
-    if (signal !== undefined && signal.aborted) return terminal({ kind: 'aborted' })
+    if (signal !== undefined && isAborted(signal)) return terminal({ kind: 'aborted' })
     if (this.chunks === 0) {
       return terminal({
         kind: 'error',
@@ -328,6 +333,18 @@ function settle<T>(handle: (value: T) => IteratorResult<StreamChunk, undefined>,
   } catch (thrown) {
     return Promise.reject(thrown)
   }
+}
+
+/**
+ * Whether `signal` aborted. Read with `Reflect.get`, which optimized code
+ * turns into a generic lookup with no type feedback: on Node 20 every
+ * `AbortSignal` has a hidden class of its own, so a plain `signal.aborted`
+ * in a function that checks every chunk meets a new class with each call's
+ * signal and deoptimizes that function (and all it inlined) at the start of
+ * each of the first streams, until the access turns megamorphic.
+ */
+function isAborted(signal: AbortSignal): boolean {
+  return Reflect.get(signal, 'aborted') === true
 }
 
 function terminal(reason: FinishReason): IteratorYieldResult<StreamChunk> {
