@@ -25,19 +25,31 @@ export class ChunkSeqs {
   }
 
   push(seq: number): void {
+    const count = this.count
+    // The run's first seq is written on every push (the same value after the
+    // first), not in a branch of its own: a branch taken only by a step's
+    // first chunk ran, in the process's first step, before V8 kept feedback
+    // for it, and deoptimized this function (inlined in the loop's chunk sink)
+    // at the first chunk of every later step's stream.
+    const first = count === 0 ? seq : this.first
+    if (this.list === undefined && seq === first + count) {
+      this.first = first
+      this.count = count + 1
+    } else {
+      this.pushApart(seq)
+    }
+  }
+
+  /** A seq after a gap (or after one): the seqs are kept as a list from then on. */
+  private pushApart(seq: number): void {
     const list = this.list
     if (list !== undefined) {
       list.push(seq)
-    } else if (this.count === 0) {
-      this.first = seq
-      this.count = 1
-    } else if (seq === this.first + this.count) {
-      this.count++
-    } else {
-      const all = this.toArray()
-      all.push(seq)
-      this.list = all
+      return
     }
+    const all = this.toArray()
+    all.push(seq)
+    this.list = all
   }
 
   /** A new array of the seqs, in order (the anchor's `chunkSeqs`: the log keeps it). */

@@ -31,6 +31,20 @@ describe('session/event dispatch as the listeners change between appends', () =>
     expect(calls).toEqual(['a:2', 'a:3', 'b:3', 'b:4', 'c:4', 'c:5'])
   })
 
+  it('the listeners of a session\'s first event are those registered then, whatever changed since the session was created', async () => {
+    const root = await setup()
+    const calls: string[] = []
+    const disposeA = root.on('session/event', (_s, event) => void calls.push(`a:${event.seq}`))
+    root.on('session/event', (_s, event) => void calls.push(`b:${event.seq}`))
+    const session = root.sessions.create(SessionId('s'))
+    // Between the session's creation (its dispatch admits the listeners then) and its first event:
+    // one removed and one added, so the list has the same length with another record.
+    disposeA()
+    root.on('session/event', (_s, event) => void calls.push(`c:${event.seq}`))
+    session.append('turn/start', turnStart(1))
+    expect(calls).toEqual(['b:1', 'c:1'])
+  })
+
   it('the last listener removed (Cordis drops the list) and a new one added: the new one is called', async () => {
     const root = await setup()
     const calls: string[] = []

@@ -135,6 +135,21 @@ describe('published chunks are kept packed, behind the same read-only events vie
     for (let i = appended.length - 1; i >= 0; i -= 997) expect(session.events[appended[i]!.seq]).toEqual(appended[i])
   })
 
+  it('a session of many steps reads back every chunk with its own turn and step', async () => {
+    const root = await setup()
+    const session = root.sessions.create(SessionId('s'))
+    openTurn(session, 1)
+    // 40 steps: more runs (one per step) than the pack's run lists start with.
+    const appended = Array.from({ length: 40 }, (_, i) =>
+      streamedStep(session, [
+        { type: 'text-delta', index: 0, text: `step ${i + 1}, ` },
+        { type: 'text-delta', index: 0, text: 'done' },
+      ], { step: i + 1 }),
+    ).flat()
+    expect(appended.map((event) => session.events[event.seq])).toEqual(appended)
+    expect(appended.map((event) => [event.data.turn, event.data.step])).toEqual(Array.from({ length: 80 }, (_, i) => [1, (i >> 1) + 1]))
+  })
+
   it('keeps each chunk time exactly, however the clock moved', async () => {
     const root = await setup()
     const session = root.sessions.create(SessionId('s'))

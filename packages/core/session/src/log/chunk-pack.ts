@@ -1,8 +1,10 @@
 import { freezeChunk, Shape } from './chunk-shape'
-import { emptyDoubles, emptyList } from './lists'
+import { emptyList, presized, presizedDoubles } from './lists'
 import type { AnySessionEvent } from '../types'
 
 const INITIAL_CAPACITY = 1024
+/** Runs are a pack's steps (more when the clock jumps): a few per session, more in a long one. */
+const INITIAL_RUNS = 16
 /**
  * A page is sealed (joined into one flat string) once it holds this many
  * characters or parts. 4,096 parts, not more: on Node 20 a join of 16,384
@@ -58,12 +60,17 @@ export class ChunkPack {
   /** `SignedReasoning`: the text's length; `ToolCall`: `id` length × 65536 + `name` length; `Object`: its index in `objects`. */
   private splits = new Int32Array(INITIAL_CAPACITY)
 
-  /** Runs of consecutive chunks of one step: the first chunk of each, its turn, step and base time. */
-  private readonly runStarts: number[] = []
-  private readonly runTurns: number[] = []
-  private readonly runSteps: number[] = []
+  /**
+   * Runs of consecutive chunks of one step: the first chunk of each, its
+   * turn, step and base time; the first `runCount` entries are in use. The
+   * lists are pre-sized and written by index on every chunk (see `addEntry`).
+   */
+  private runStarts: number[] = presized(INITIAL_RUNS)
+  private runTurns: number[] = presized(INITIAL_RUNS)
+  private runSteps: number[] = presized(INITIAL_RUNS)
   /** Times in ms (not small integers): built with double elements (`lists.ts`). */
-  private readonly runTimes: number[] = emptyDoubles()
+  private runTimes: number[] = presizedDoubles(INITIAL_RUNS)
+  private runCount = 0
   private readonly objects: object[] = emptyList<object>(Object.prototype)
 
   private readonly pages: string[] = emptyList('')
@@ -158,7 +165,8 @@ export class ChunkPack {
     this.unstage()
     this.pages.push(this.pending.length === 1 ? this.pending[0]! : this.pending.join(''))
     this.pageStarts.push(this.pendingStart)
-    this.pending = []
+    // With the elements kind of strings (`lists.ts`): an empty literal would change class on its first part.
+    this.pending = emptyList('')
     this.pendingLength = 0
     this.pendingStart = this.count
   }
@@ -167,7 +175,7 @@ export class ChunkPack {
   runCursor(): { turnOf(i: number): number; stepOf(i: number): number } {
     let run = 0
     const seek = (i: number) => {
-      if (i < this.runStarts[run]! || (run + 1 < this.runStarts.length && i >= this.runStarts[run + 1]!)) run = this.runOf(i)
+      if (i < this.runStarts[run]! || (run + 1 < this.runCount && i >= this.runStarts[run + 1]!)) run = this.runOf(i)
       return run
     }
     return {
@@ -227,15 +235,23 @@ export class ChunkPack {
   private addEntry(turn: number, step: number, time: number, shape: Shape, index: number, split: number): number {
     const i = this.count
     if (i === this.capacity) this.grow()
-    let run = this.runStarts.length - 1
-    let offset = run < 0 ? -1 : time - this.runTimes[run]!
-    if (offset < 0 || offset > MAX_DELTA || (offset | 0) !== offset || this.runTurns[run] !== turn || this.runSteps[run] !== step) {
-      this.runStarts.push(i)
-      this.runTurns.push(turn)
-      this.runSteps.push(step)
-      this.runTimes.push(time)
-      offset = 0
-    }
+    // A chunk that starts a run writes it through the same stores as one that
+    // continues it (which rewrite the last run's values unchanged): a branch
+    // of its own, taken by a new pack's first chunk, ran in the process's
+    // first session before V8 kept feedback for it, and deoptimized this
+    // function at the first chunk of every later session.
+    const runs = this.runCount
+    const last = runs === 0 ? 0 : runs - 1
+    const since = time - this.runTimes[last]!
+    const fresh = runs === 0 || since < 0 || since > MAX_DELTA || (since | 0) !== since || this.runTurns[last] !== turn || this.runSteps[last] !== step
+    const run = fresh ? runs : last
+    if (run === this.runStarts.length) this.growRuns()
+    this.runStarts[run] = fresh ? i : this.runStarts[run]!
+    this.runTurns[run] = turn
+    this.runSteps[run] = step
+    this.runTimes[run] = fresh ? time : this.runTimes[run]!
+    this.runCount = run + 1
+    const offset = fresh ? 0 : since
     this.count = i + 1
     this.offsets[i] = offset
     this.shapes[i] = shape
@@ -284,9 +300,10 @@ export class ChunkPack {
   /** The run of chunk `i`; the last answer is tried first, since readers mostly go through the log in order. */
   private runOf(i: number): number {
     const starts = this.runStarts
+    const count = this.runCount
     const last = this.lastRun
-    if (last < starts.length && starts[last]! <= i && (last + 1 === starts.length || i < starts[last + 1]!)) return last
-    return (this.lastRun = lastAtMost(starts, i))
+    if (last < count && starts[last]! <= i && (last + 1 === count || i < starts[last + 1]!)) return last
+    return (this.lastRun = lastAtMost(starts, count, i))
   }
 
   /** The sealed page of chunk `i` (the last answer tried first, as for runs). */
@@ -294,7 +311,16 @@ export class ChunkPack {
     const starts = this.pageStarts
     const last = this.lastPage
     if (last < starts.length && starts[last]! <= i && (last + 1 === starts.length || i < starts[last + 1]!)) return last
-    return (this.lastPage = lastAtMost(starts, i))
+    return (this.lastPage = lastAtMost(starts, starts.length, i))
+  }
+
+  /** Doubles the run lists (a pack's runs are its steps: rare). */
+  private growRuns(): void {
+    const capacity = this.runStarts.length * 2
+    this.runStarts = extended(this.runStarts, capacity, 0)
+    this.runTurns = extended(this.runTurns, capacity, 0)
+    this.runSteps = extended(this.runSteps, capacity, 0)
+    this.runTimes = extended(this.runTimes, capacity, 0.5)
   }
 
   private grow(): void {
@@ -316,16 +342,23 @@ function splitOf(shape: Shape, index: number, first: number, second: number): nu
   return 0
 }
 
-/** The last position whose value is ≤ `value` in an ascending array whose first value is ≤ `value`. */
-function lastAtMost(values: readonly number[], value: number): number {
+/** The last position whose value is ≤ `value` among the first `count` of an ascending array whose first value is ≤ `value`. */
+function lastAtMost(values: readonly number[], count: number, value: number): number {
   let lo = 0
-  let hi = values.length - 1
+  let hi = count - 1
   while (lo < hi) {
     const mid = (lo + hi + 1) >>> 1
     if (values[mid]! <= value) lo = mid
     else hi = mid - 1
   }
   return lo
+}
+
+/** `list` followed by `filler` up to `capacity` entries (a new list, of the same elements kind). */
+function extended(list: number[], capacity: number, filler: number): number[] {
+  const longer = list.slice()
+  while (longer.length < capacity) longer.push(filler)
+  return longer
 }
 
 function grown<T extends Int32Array | Uint8Array | Uint16Array>(from: T, to: T): T {

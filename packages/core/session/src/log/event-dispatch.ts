@@ -58,6 +58,13 @@ export class SessionEventDispatch {
     private readonly onError: (error: unknown) => void,
   ) {
     this.args = [session, undefined]
+    // The listeners are admitted now rather than by the session's first
+    // dispatch: a branch that `emit` takes once per session was taken, in the
+    // process's first session, before V8 kept feedback for it, and would
+    // deoptimize `emit` (and the append path that inlined it) when the next
+    // session publishes its first event.
+    const hooks = emitter.events._hooks[NAME]
+    if (hooks !== undefined) this.admit(hooks)
   }
 
   emit(event: AnySessionEvent): void {

@@ -15,16 +15,16 @@ export function emptyList<T>(sample: T): T[] {
   return list
 }
 
-/** An empty list of numbers with double elements (times in ms, which are not small integers). */
-export function emptyDoubles(): number[] {
-  const list = [0.5]
-  list.pop()
-  return list
-}
-
 /** A list of `capacity` zeros, for a list written by index and reused by count: writes below `capacity` stay in bounds. */
 export function presized(capacity: number): number[] {
   const list: number[] = []
   for (let i = 0; i < capacity; i++) list.push(0)
+  return list
+}
+
+/** A list of `capacity` numbers with double elements (times in ms), written by index. */
+export function presizedDoubles(capacity: number): number[] {
+  const list = [0.5]
+  for (let i = 1; i < capacity; i++) list.push(0.5)
   return list
 }
