@@ -269,4 +269,19 @@ describe('R-SES-4 structural invariants (each refused append leaves the log unch
     ])
     expect(positions.every(Object.isFrozen)).toBe(true)
   })
+
+  it('position is the same object until a turn or step boundary moves it', async () => {
+    const session = await inStep()
+    const before = session.position
+    session.append('inbox/requeue', { id: MessageId('m') })
+    answer(session, 1, 1, 'done')
+    const same = session.position
+    session.append('step/end', { turn: 1, step: 1 })
+    const after = session.position
+    expect([same === before, after === before, session.position === after]).toEqual([true, false, true])
+    expect([before, after]).toEqual([
+      { lastTurn: 1, openTurn: { turn: 1, trigger: { kind: 'prompt' } }, openStep: { turn: 1, step: 1 }, lastStep: 1 },
+      { lastTurn: 1, openTurn: { turn: 1, trigger: { kind: 'prompt' } }, lastStep: 1 },
+    ])
+  })
 })
