@@ -187,7 +187,12 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
 
   /** `append` for data the loop built from admitted, frozen values (`BuiltLogWriter`). */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
-    return this.append(type, data, 'built')
+    // `append(type, data, 'built')` without its branches: most of a turn's events come this way.
+    try {
+      return appendBuilt(this.session, type, data)
+    } catch (error) {
+      throw this.fail(appendRefused(this.id, type, error))
+    }
   }
 
   /** Flushes the log (before a step's request, at a turn's end); a rejection fails the agent (`PERSISTENCE_FAILED`) and is rethrown as its failure; `undefined` when `ctx.sessions.flushes` says there is nothing to do. */

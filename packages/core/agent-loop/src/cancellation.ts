@@ -7,20 +7,29 @@ import { AgentError, type AgentCancelCause } from '@deepseek-ai/dsh-agent'
  * `turn/end`: from then on `cancel()` sees no open turn.
  */
 export class TurnHolder {
-  private readonly controller = new AbortController()
+  // Declared and set in the constructor: no field-initializer call per turn (see `StepState`).
+  declare private readonly controller: AbortController
   /**
    * The turn's signal, read once: Node's `AbortController.signal` and
    * `AbortSignal.aborted` are getters that validate their receiver, and the
    * loop checks cancellation after every wait and at every chunk.
    */
-  readonly signal: AbortSignal = this.controller.signal
+  declare readonly signal: AbortSignal
   /**
    * Whether the signal has aborted. Only this holder's private controller can
    * abort the signal, and it sets this flag first, so the flag and
    * `signal.aborted` always agree.
    */
-  aborted = false
-  private _cause: AgentCancelCause | undefined = undefined
+  declare aborted: boolean
+  declare private _cause: AgentCancelCause | undefined
+
+  constructor() {
+    const controller = new AbortController()
+    this.controller = controller
+    this.signal = controller.signal
+    this.aborted = false
+    this._cause = undefined
+  }
 
   get cause(): AgentCancelCause | undefined {
     return this._cause

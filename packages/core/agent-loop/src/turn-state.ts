@@ -45,52 +45,83 @@ export type StepOutcome =
  * never tried again, not even by the close of an interrupted step.
  */
 export class StepState {
-  defersInjections = true
-  readonly deferred: PlacedMessage[] = []
-  assembler: Assembler | undefined
+  // Declared and set in the constructor, not as class fields: V8 runs a class's field initializers
+  // as a function of their own, one more call per step while the code is not optimized yet.
+  declare readonly turn: number
+  declare readonly step: number
+  declare defersInjections: boolean
+  declare readonly deferred: PlacedMessage[]
+  declare assembler: Assembler | undefined
   /** The seqs of the step's logged chunks, for its anchor (see `ChunkSeqs`). */
-  readonly chunkSeqs = new ChunkSeqs()
+  declare readonly chunkSeqs: ChunkSeqs
   /** The log accepted `step/start`: the step exists in the log and must be closed there. */
-  logged = false
+  declare logged: boolean
   /** The anchor was written, or refused: in either case it is never written again. */
-  anchored = false
+  declare anchored: boolean
   /** `step/end` was written, or refused: in either case it is never written again. */
-  ended = false
-  calls: readonly ToolCallBlock[] = []
+  declare ended: boolean
+  declare calls: readonly ToolCallBlock[]
   /** The route that answers this step, once the call is prepared. */
-  source: { kind: 'model'; provider: string; model: string } | undefined
-  batch: ToolBatch | undefined
-  resultsDone = false
-  wroteSteering = false
+  declare source: { kind: 'model'; provider: string; model: string } | undefined
+  declare batch: ToolBatch | undefined
+  declare resultsDone: boolean
+  declare wroteSteering: boolean
 
-  constructor(
-    readonly turn: number,
-    readonly step: number,
-  ) {}
+  constructor(turn: number, step: number) {
+    this.turn = turn
+    this.step = step
+    this.defersInjections = true
+    this.deferred = []
+    this.assembler = undefined
+    this.chunkSeqs = new ChunkSeqs()
+    this.logged = false
+    this.anchored = false
+    this.ended = false
+    this.calls = NO_CALLS
+    this.source = undefined
+    this.batch = undefined
+    this.resultsDone = false
+    this.wroteSteering = false
+  }
 }
+
+const NO_CALLS: readonly ToolCallBlock[] = Object.freeze([])
 
 /**
  * The open turn, from before its claim to just before its `turn/end` (the
  * span in which `cancel()`, `steer()` and `inject()` see an open turn).
  */
 export class TurnState {
-  readonly holder = new TurnHolder()
+  // Declared and set in the constructor (see `StepState`).
+  declare readonly trigger: TurnTrigger
+  declare readonly holder: TurnHolder
   /** Assigned when `turn/start` is written. */
-  turn = 0
+  declare turn: number
   /** Until `turn/start` is written: the injections admitted meanwhile, appended right after it (see `injections.ts`). */
-  early: PlacedMessage[] | undefined = []
-  step: StepState | undefined
+  declare early: PlacedMessage[] | undefined
+  declare step: StepState | undefined
   /** The decided end, when the turn ends other than by cancel or failure. */
-  end: TurnEndReason | undefined
+  declare end: TurnEndReason | undefined
   /** A terminal continuation stop: authoritative through close and flush. */
-  terminal: string | undefined
-  failure: { error: unknown; step: number | undefined } | undefined
+  declare terminal: string | undefined
+  declare failure: { error: unknown; step: number | undefined } | undefined
   /** Consecutive provider failures of this turn (cleared by a success). */
-  readonly priorFailures: LlmFailure[] = []
+  declare readonly priorFailures: LlmFailure[]
   /** The step that was open when the agent failed, for `agent/error`. */
-  failedStep: number | undefined
+  declare failedStep: number | undefined
 
-  constructor(readonly trigger: TurnTrigger) {}
+  constructor(trigger: TurnTrigger) {
+    this.trigger = trigger
+    this.holder = new TurnHolder()
+    this.turn = 0
+    this.early = []
+    this.step = undefined
+    this.end = undefined
+    this.terminal = undefined
+    this.failure = undefined
+    this.priorFailures = []
+    this.failedStep = undefined
+  }
 
   /** The agent failed while this turn was open: it unwinds to its close, which ends it `error` and reports. */
   fail(error: Error): void {

@@ -276,3 +276,23 @@ describe('config agents (R-LIFE-9)', () => {
     void root
   })
 })
+
+describe('the drain', () => {
+  it('runs thousands of queued follow-ups, each in its own turn and in order, when every turn ends without waiting', async () => {
+    // A scripted model whose chunks are at hand and nobody listening: each turn closes inside the drain's
+    // round, and the drain must take the next one in its loop (a drain that recursed would overflow the stack).
+    const { agent } = await spine({ model: { record: false, respond: () => ({ text: ['ok'] }) } })
+    const a = await agent()
+    const count = 3000
+    for (let i = 0; i < count; i++) a.queue(`q${i}`)
+    a.followup('last')
+    await a.whenIdle()
+    const turns = a.session.events.filter((event) => event.type === 'turn/end')
+    expect(turns.length).toBe(count + 1)
+    expect(turns.every((event) => event.type === 'turn/end' && event.data.reason.kind === 'completed')).toBe(true)
+    const prompts = a.session.events.flatMap((event) => (event.type === 'user/message' ? [transcript([event.data.message])[0]] : []))
+    expect(prompts.slice(0, 2)).toEqual(['user: q0', 'user: q1'])
+    expect(prompts.at(-1)).toBe('user: last')
+    expect(a.status).toBe('idle')
+  })
+})

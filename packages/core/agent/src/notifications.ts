@@ -55,9 +55,26 @@ class AgentEvents implements AgentEventEmitter {
     this.events = this.emitter.events
   }
 
-  emit<K extends AgentNotification>(name: K, ...args: Rest<K>): void {
-    // Several notifications per turn (status, inbox) usually have no listener: no argument list is built for them.
+  // Fixed parameters, not a rest list: several notifications per turn (status, inbox) usually have no
+  // listener, and a rest list is an array built on every call before the method can tell.
+  emit<K extends AgentNotification>(name: K, ...args: Rest<K>): void
+  emit(name: AgentNotification, a?: unknown, b?: unknown, c?: unknown): void {
     if (!heard(this.events, name)) return
-    this.emitter.emit(this.filter, name, [this.agent, ...args], this.onError)
+    const arity = ARITY[name]
+    const args = arity === 0 ? [this.agent] : arity === 1 ? [this.agent, a] : [this.agent, a, b, c]
+    this.emitter.emit(this.filter, name, args, this.onError)
   }
+}
+
+/** How many arguments each notification has after the agent (its `Events` declaration). */
+const ARITY: { readonly [K in AgentNotification]: Rest<K>['length'] } = {
+  'agent/disposed': 0,
+  'agent/load-report': 1,
+  'agent/status': 1,
+  'agent/session-start': 1,
+  'agent/error': 3,
+  'agent/cancel-requested': 1,
+  'agent/inbox/enqueue': 1,
+  'agent/inbox/dequeue': 1,
+  'agent/inbox/discard': 1,
 }
