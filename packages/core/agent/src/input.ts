@@ -123,14 +123,18 @@ function diagnose(value: unknown, path: string, seen: Set<object>): unknown {
 }
 
 /**
- * The frozen content arrays `resolveAgentInput` built from a string (one text
- * block). They are valid and frozen by construction, so admission does not
- * walk and copy them again; nothing else can be in this set.
+ * The frozen content array `resolveAgentInput` built last from a string (one
+ * text block). It is valid and frozen by construction, so admission does not
+ * walk and copy it again; no other object can be identical to it. Only the
+ * last one: a helper's input is admitted right after it was resolved, and an
+ * older one is checked as any array is. (A `WeakSet` of every such array made
+ * each follow-up pay an insertion into a table that only grows with the
+ * session, and every garbage collection walk it.)
  */
-const builtText = new WeakSet<readonly ContentBlock[]>()
+let builtText: readonly ContentBlock[] | undefined
 
 function checkContent(value: unknown, path: string): ContentBlock[] {
-  if (builtText.has(value as readonly ContentBlock[])) {
+  if (value === builtText && value !== undefined) {
     const block = (value as readonly ContentBlock[])[0] as { text: string }
     if (block.text.trim() === '') invalid(`${path} is empty: an input needs at least one non-blank content block`)
     return value as ContentBlock[]
@@ -255,6 +259,6 @@ export function resolveAgentInput(input: AgentInput, target: InboxTarget, wakeup
 /** One frozen text block, remembered as built here (see `builtText`). */
 function textContent(text: string): ContentBlock[] {
   const content = Object.freeze([Object.freeze({ type: 'text' as const, text })]) as unknown as ContentBlock[]
-  builtText.add(content)
+  builtText = content
   return content
 }

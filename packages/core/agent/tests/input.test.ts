@@ -124,4 +124,16 @@ describe('admitInput', () => {
     const record = admitInput(resolved({ content: [{ type: 'citation', url: 'x' } as unknown as ContentBlock] }), id)
     expect(record.content).toEqual([{ type: 'citation', url: 'x' }])
   })
+  it('admits strings resolved in any order the same way, and refuses a blank one whenever it was resolved', () => {
+    const first = resolveAgentInput('first', 'next-turn', true)
+    const blank = resolveAgentInput('   ', 'next-turn', true)
+    const last = resolveAgentInput('last', 'next-turn', true)
+    // `last` is the one resolved most recently; `first` and `blank` go through the full check.
+    expect(admitInput(last, id).content).toEqual([{ type: 'text', text: 'last' }])
+    expect(admitInput(first, id).content).toEqual([{ type: 'text', text: 'first' }])
+    expect(Object.isFrozen(admitInput(first, id).content)).toBe(true)
+    expect(() => admitInput(blank, id)).toThrow(/content is empty/)
+    const again = resolveAgentInput(' ', 'next-turn', true)
+    expect(() => admitInput(again, id)).toThrow(/content is empty/)
+  })
 })
