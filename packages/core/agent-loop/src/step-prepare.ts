@@ -79,6 +79,9 @@ function enter(
       return configure(host, state, current, messages, config)
     })
   }
+  // Checked whether or not the request waited: a listener of the step's entries (step/start, the batch's
+  // messages) may have cancelled, and a cancelled step assembles no system prompt and prepares no call.
+  checkAborted(state.holder)
   return configure(host, state, current, messages, requested)
 }
 
