@@ -1,6 +1,28 @@
-import { withInitiator } from '@deepseek-ai/dsh-agent'
-import type { ReactLoopAgent } from './agent'
+import { withInitiator, type Agent, type AgentStatus } from '@deepseek-ai/dsh-agent'
+import type { Context } from './cordis'
+import type { InboxState } from './inbox'
+import type { MaintenanceQueue } from './maintenance'
 import { runTurn } from './turn'
+import type { TurnHost } from './turn-host'
+
+/**
+ * What the drain needs of its agent (`ReactLoopAgent`, which is it). An
+ * interface of its own so that this file does not import `agent.ts`, which
+ * imports it (no import circle, type-only ones included).
+ */
+export interface DrainHost extends TurnHost, Agent {
+  /** A wakeup came since the drain last ended (see `ReactLoopAgent.woken`). */
+  woken: boolean
+  readonly maintenance: MaintenanceQueue
+  readonly inboxState: InboxState
+  readonly logger: ReturnType<Context['logger']>
+  /** Writes the injections held while maintenance ran. */
+  readonly releaseInjections: () => void
+  hasWork(): boolean
+  kick(): void
+  settleIdle(): void
+  setStatus(status: AgentStatus): void
+}
 
 /** Already settled: the drain's first round is chained on it, so it starts on a microtask. */
 const STARTED: Promise<void> = Promise.resolve()
@@ -30,7 +52,7 @@ export class Drain {
   /** `stopped()` callers, settled when the drain ends. */
   private waiters: Array<() => void> = []
 
-  constructor(private readonly agent: ReactLoopAgent) {}
+  constructor(private readonly agent: DrainHost) {}
 
   /** Starts the drain (the agent checked it is not running and has work). */
   start(): void {
