@@ -121,13 +121,37 @@ function steps(host: TurnHost, state: TurnState, step: number, proposal: Proposa
     // One step (R-LOOP-2): prepare (step-prepare.ts) → stream (step-stream.ts) → accept (step-accept.ts).
     const next = runStep(host, state, step, proposal)
     step++
-    if (next instanceof Promise) {
-      const from = step
-      return next.then((proposed) => steps(host, state, from, proposed))
-    }
+    if (next instanceof Promise) return new Promise<void>((resolve, reject) => awaitSteps(host, state, step, next, resolve, reject))
     proposal = next
   }
   return undefined
+}
+
+/**
+ * The rest of a turn once a step had to wait: the same step loop, continued
+ * by one callback made here, and settling the turn's one promise. Chaining
+ * each waiting step's continuation on the one before (`then` returning the
+ * next step's promise) would keep one promise per step alive until the turn
+ * ends; here a turn holds one however many of its steps wait.
+ */
+function awaitSteps(host: TurnHost, state: TurnState, step: number, pending: Promise<Next>, resolve: () => void, reject: (error: unknown) => void): void {
+  const onNext = (proposed: Next): void => {
+    try {
+      while (proposed !== undefined) {
+        const next = runStep(host, state, step, proposed)
+        step++
+        if (next instanceof Promise) {
+          next.then(onNext, reject)
+          return
+        }
+        proposed = next
+      }
+      resolve()
+    } catch (error) {
+      reject(error)
+    }
+  }
+  pending.then(onNext, reject)
 }
 
 type Next = Proposal | undefined
