@@ -1,7 +1,8 @@
 /**
  * The dsh spine as a user composes it: llm, sessions, tools, system prompt,
  * agents and the agent loop, with the embedded `ScriptedModel` (zero latency,
- * `record: false`) as provider `scripted`, and optionally JSONL persistence.
+ * `record: false`, the fixed `REPORTED_USAGE` on every call) as provider
+ * `scripted`, and optionally JSONL persistence.
  * Everything goes through public package entry points.
  */
 import { Context } from 'cordis'
@@ -19,6 +20,15 @@ import { ANSWER_DELTAS, NOOP_DESCRIPTION, NOOP_TOOL, SLOW_DESCRIPTION, SLOW_TOOL
 
 export const PROVIDER = 'scripted'
 export const MODEL = 'bench-model'
+
+/**
+ * The usage every model call of the spine reports: what the peers' feeds
+ * report (pi-agent-core's `scriptedStream`, the AI SDK's mock: input 100,
+ * output 20). A provider's server reports usage and its client adapter
+ * counts nothing, so no subject pays for counting its request; the scripted
+ * model's default estimate would walk each request's new messages.
+ */
+export const REPORTED_USAGE = { inputTokens: 100, outputTokens: 20 } as const
 
 export interface SpineOptions {
   /** Answers every model call. */
@@ -61,7 +71,7 @@ export async function spine(options: SpineOptions): Promise<Spine> {
   await mount(root.plugin(Tools))
   await mount(root.plugin(SystemPrompt, { identity: 'You are a coding agent running a benchmark.', persona: '' }))
   await mount(root.plugin(Agents))
-  const model = new ScriptedModel({ record: false, respond: options.respond })
+  const model = new ScriptedModel({ record: false, respond: options.respond, usage: REPORTED_USAGE })
   root.llm.registerAdapter([PROVIDER], options.streamBatch === undefined ? model : batchedAdapter(model, options.streamBatch))
   for (const tool of options.tools ?? []) root.tools.register(tool)
   await mount(root.plugin(AgentLoop, { maxParallelToolCalls: options.maxParallelToolCalls ?? 10, agents: [] }))
@@ -100,7 +110,7 @@ export async function spine(options: SpineOptions): Promise<Spine> {
  * through a pull-based asynchronous iterator only, as an adapter reading a
  * network response does. It offers no synchronous view, so `ctx.llm` takes
  * its ordinary asynchronous path. The chunks, the abort check before each and
- * the usage estimate are the scripted model's own.
+ * the reported usage are the scripted model's own.
  */
 function batchedAdapter(model: ScriptedModel, size: number): LlmAdapter {
   return {

@@ -1,5 +1,6 @@
 export { ScriptedModel } from './scripted-model'
 export type { ScriptedModelOptions } from './scripted-model'
+export type { UsageOption } from './usage-option'
 export { ControlledCall } from './controlled-call'
 export type { CloseReason } from './controlled-call'
 export { ScriptError, checkScript } from './script'

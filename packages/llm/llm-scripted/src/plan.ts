@@ -8,8 +8,8 @@ export interface ChunkingOptions {
   textChunking: 'word' | number
   /** Tool-call arguments are streamed in fragments of this many characters. */
   argumentChunkSize: number
-  /** Whether to add an estimated `usage` chunk when the reply gives none. */
-  usage: boolean
+  /** The usage of a reply that gives none: `true` an estimate, `false` none, a `TokenUsage` a copy of it (see `UsageOption`). */
+  usage: boolean | Readonly<TokenUsage>
 }
 
 /** What one model call streams: the chunks, then either the end of the stream or a throw. */
@@ -44,8 +44,8 @@ function thrown(value: NonNullable<ScriptReply['throw']>): Error {
  * is estimated does, so the history is not counted for the others.
  */
 export function estimatesUsage(reply: string | ScriptReply, options: ChunkingOptions): boolean {
-  if (typeof reply === 'string') return options.usage
-  return reply.chunks === undefined && reply.throw === undefined && reply.usage === undefined && options.usage
+  if (options.usage !== true) return false
+  return typeof reply === 'string' || (reply.chunks === undefined && reply.throw === undefined && reply.usage === undefined)
 }
 
 /**
@@ -117,9 +117,7 @@ export function* replyChunks(
 
   if (r.throw !== undefined) throw thrown(r.throw)
 
-  const usage: TokenUsage | undefined = r.usage === false
-    ? undefined
-    : r.usage ?? (options.usage ? estimateUsage(inputChars, outputChars, reasoningChars) : undefined)
+  const usage: TokenUsage | undefined = r.usage === false ? undefined : r.usage ?? modelUsage(options.usage, inputChars, outputChars, reasoningChars)
   if (usage !== undefined) yield { type: 'usage', usage }
 
   if (r.noFinish) return
@@ -127,6 +125,13 @@ export function* replyChunks(
   if (r.error !== undefined) reason = { kind: 'error', failure: r.error }
   else reason = { kind: r.finish ?? (calls.length > 0 ? 'tool-calls' : 'stop') }
   yield { type: 'finish', reason }
+}
+
+/** The usage the model reports for a reply that gives none (a fresh object per call, as a provider's parsed report is). */
+function modelUsage(usage: boolean | Readonly<TokenUsage>, inputChars: number, outputChars: number, reasoningChars: number): TokenUsage | undefined {
+  if (usage === true) return estimateUsage(inputChars, outputChars, reasoningChars)
+  if (usage === false) return undefined
+  return { ...usage }
 }
 
 /** Chunks that end in a throw of `error` right away (a responder that failed). */

@@ -1,4 +1,4 @@
-import type { ModelInfo } from '@deepseek-ai/dsh-llm'
+import type { ModelInfo, TokenUsage } from '@deepseek-ai/dsh-llm'
 import Schema from 'schemastery'
 import type { Context } from './cordis'
 import { demoResponder } from './demo-responder'
@@ -25,8 +25,8 @@ export interface ScriptedConfig {
   models: ScriptedModelInfo[]
   /** Record every request (turn off for long runs: each record copies the history array). */
   record: boolean
-  /** Add an estimated usage chunk when a reply gives none. */
-  usage: boolean
+  /** The usage of a reply that gives none: `true` an estimate, `false` none, a `TokenUsage` that usage on every call. */
+  usage: boolean | TokenUsage
 }
 
 export const Config: Schema<Partial<ScriptedConfig>, ScriptedConfig> = Schema.object({
@@ -46,7 +46,16 @@ export const Config: Schema<Partial<ScriptedConfig>, ScriptedConfig> = Schema.ob
     }),
   ).default([]).description('Model capabilities reported by resolveModel.'),
   record: Schema.boolean().default(true).description('Record every request in model.requests.'),
-  usage: Schema.boolean().default(true).description('Add an estimated usage chunk when a reply gives none.'),
+  usage: Schema.union([
+    Schema.boolean(),
+    Schema.object({
+      inputTokens: Schema.natural().required(),
+      outputTokens: Schema.natural().required(),
+      cacheReadTokens: Schema.natural(),
+      cacheWriteTokens: Schema.natural(),
+      reasoningTokens: Schema.natural(),
+    }),
+  ]).default(true).description('Usage when a reply gives none: true an estimate, false none, or a fixed TokenUsage reported on every call.'),
 })
 
 /**

@@ -4,6 +4,7 @@ import { collectPlan, estimatesUsage, failing, replyChunks, type ChunkingOptions
 import { InstantReplyStream, ReplyStream } from './reply-stream'
 import { checkScript, replyProblem, ScriptError, unfold, type Responder, type ScriptReply, type ScriptTurn } from './script'
 import { InputCounter } from './usage-estimate'
+import { checkUsageOption, type UsageOption } from './usage-option'
 
 /** How a `ScriptedModel` answers and streams. */
 export interface ScriptedModelOptions {
@@ -21,8 +22,15 @@ export interface ScriptedModelOptions {
   models?: readonly ModelInfo[]
   /** Whether to record every request in `requests` (default true; benchmarks turn it off). */
   record?: boolean
-  /** Whether to add an estimated `usage` chunk when a reply gives none (default true). */
-  usage?: boolean
+  /**
+   * The usage a call reports when its reply gives none: `true` (the default)
+   * an estimate (about 4 characters a token, the input counted when the call
+   * starts); `false` no usage chunk; a `TokenUsage` that usage on every call,
+   * as a provider's server reports it (deterministic, and nothing is counted:
+   * the request's history is never read). A reply's own `usage` wins.
+   * Throws `INVALID_SCRIPT` for anything else (see `UsageOption`).
+   */
+  usage?: UsageOption
 }
 
 /**
@@ -61,10 +69,11 @@ export class ScriptedModel implements LlmAdapter {
       }
       this.models.set(model.id, Object.freeze({ ...model }))
     }
+    const reported = checkUsageOption(usage)
     this.replies.push(...unfold(script))
     this.respond = respond
     this.chunkDelayMs = chunkDelayMs
-    this.chunking = { textChunking, argumentChunkSize, usage }
+    this.chunking = { textChunking, argumentChunkSize, usage: reported }
     this.recording = record
   }
 
