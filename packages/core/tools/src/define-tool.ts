@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { ContentBlock, JsonSchema, JsonValue } from '@deepseek-ai/dsh-llm'
 import { ToolError } from './errors'
 import type { ToolEffect } from './effect'
+import { plainObjectCheck } from './plain-object-check'
 import type { ToolDefinition, ToolOutput, ToolRunContext } from './types'
 
 /** A zod object schema of any shape and unknown-key mode. */
@@ -53,10 +54,16 @@ export function defineTool<S extends ZodObjectSchema>(options: DefineToolOptions
       cause: error,
     })
   }
+  // Plain parameters (strings, numbers, booleans) are checked in one loop; zod decides the rest and every refusal.
+  const plain = plainObjectCheck(schema)
   return {
     ...rest,
     parameters: json,
     validate(args: unknown): z.output<S> {
+      if (plain) {
+        const checked = plain(args)
+        if (checked !== undefined) return checked as z.output<S>
+      }
       const parsed = schema.safeParse(args)
       if (parsed.success) return parsed.data as z.output<S>
       throw new ToolError('INVALID_ARGUMENTS', describeIssues(parsed.error.issues))
