@@ -1,5 +1,3 @@
-import type { ZodObjectSchema } from './define-tool'
-
 /** The primitive field types the check decides itself. */
 const STRING = 0
 const NUMBER = 1
@@ -30,9 +28,10 @@ export type PlainObjectCheck = (input: unknown) => Record<string, unknown> | und
  * refusal: any input it does not accept goes to `safeParse`, so every
  * `INVALID_ARGUMENTS` text stays zod's own.
  */
-export function plainObjectCheck(schema: ZodObjectSchema): PlainObjectCheck | undefined {
-  const def = schema._zod.def as unknown as Def
-  if (def.type !== 'object' || hasChecks(schema as unknown as Schema) || !isNever(def.catchall)) return undefined
+export function plainObjectCheck(schema: { readonly _zod: object }): PlainObjectCheck | undefined {
+  const zod = schema as unknown as Schema
+  const def = zod._zod.def
+  if (def.type !== 'object' || hasChecks(zod) || !isNever(def.catchall)) return undefined
   const shape = def.shape
   if (shape === null || typeof shape !== 'object' || Object.getOwnPropertySymbols(shape).length > 0) return undefined
   const keys = Object.keys(shape)
