@@ -1,6 +1,7 @@
 import type { ContentBlock } from './content'
 import type { LlmFailure } from './failure'
 import type { CallId } from './ids'
+import { TextRecord, ToolCallRecord, objectList, stringList } from './records'
 import type { FinishReason, StreamChunk, TokenUsage } from './stream'
 
 /** What a chunk stream amounts to: the assistant content, the last usage and why it ended. */
@@ -73,19 +74,32 @@ const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool
  */
 const PIECE = 4096
 
-/** One content block under construction. One shape for every kind keeps the hot path monomorphic. */
+/**
+ * One content block under construction. One shape for every kind keeps the
+ * hot path monomorphic. Its fields are `declare`d and set in the constructor:
+ * class fields compile (ES2022) to a separate initializer V8 calls on every
+ * construction, one more call per block in the cold round's unoptimized code.
+ */
 class BlockBuilder {
   /** The deltas not yet joined into a piece (fewer than `PIECE`). */
-  private parts: string[] = stringList()
+  private declare parts: string[]
   /** Joined runs of `PIECE` deltas, in order, before `parts`; after a join of everything, its one element is the text so far. */
-  private pieces: string[] = stringList()
-  signature: string | undefined = undefined
-  constructor(
-    readonly index: number,
-    readonly kind: Kind,
-    readonly id: string | undefined,
-    readonly name: string | undefined,
-  ) {}
+  private declare pieces: string[]
+  declare signature: string | undefined
+  declare readonly index: number
+  declare readonly kind: Kind
+  declare readonly id: string | undefined
+  declare readonly name: string | undefined
+
+  constructor(index: number, kind: Kind, id: string | undefined, name: string | undefined) {
+    this.parts = stringList()
+    this.pieces = stringList()
+    this.signature = undefined
+    this.index = index
+    this.kind = kind
+    this.id = id
+    this.name = name
+  }
 
   add(delta: string): void {
     const parts = this.parts
@@ -113,27 +127,15 @@ class BlockBuilder {
 
   build(): ContentBlock {
     const text = this.text
-    if (this.kind === TEXT) return { type: 'text', text }
+    if (this.kind === TEXT) return new TextRecord(text)
     if (this.kind === REASONING) {
       return this.signature === undefined
         ? { type: 'reasoning', text }
         : { type: 'reasoning', text, signature: this.signature }
     }
     if (this.kind === REDACTED) return { type: 'redacted-reasoning', data: text }
-    return { type: 'tool-call', id: this.id as CallId, name: this.name!, arguments: text }
+    return new ToolCallRecord(this.id as CallId, this.name!, text)
   }
-}
-
-/**
- * An empty list with the elements kind of strings. An empty literal starts
- * as a list of small integers and changes its hidden class on its first
- * string, so the hot `add` of a new stream's first block met a list of
- * another class than the one it was optimized for and deoptimized.
- */
-function stringList(): string[] {
-  const list = ['']
-  list.pop()
-  return list
 }
 
 function isIndex(value: unknown): value is number {
@@ -150,14 +152,31 @@ function parses(json: string): boolean {
 }
 
 class StreamAssembler implements Assembler {
-  private readonly blocks = new Map<number, BlockBuilder>()
+  /** The blocks by index, for the deltas of a block that is not the last one fed. */
+  private declare readonly blocks: Map<number, BlockBuilder>
+  /** The blocks in the order they opened; `inOrder` while that is also index order (the usual case). */
+  private declare readonly opened: BlockBuilder[]
+  private declare inOrder: boolean
   /** The ids of the tool-call blocks opened so far, to the block index that holds each. */
-  private readonly callIds = new Map<string, number>()
-  private last: BlockBuilder | undefined
-  private usage: TokenUsage | undefined
-  private finish: FinishReason | undefined
-  private problem: LlmFailure | undefined
-  private chunks = 0
+  private declare readonly callIds: Map<string, number>
+  private declare last: BlockBuilder | undefined
+  private declare usage: TokenUsage | undefined
+  private declare finish: FinishReason | undefined
+  private declare problem: LlmFailure | undefined
+  private declare chunks: number
+
+  // Fields set here, not as class fields (see `BlockBuilder`).
+  constructor() {
+    this.blocks = new Map()
+    this.opened = objectList()
+    this.inOrder = true
+    this.callIds = new Map()
+    this.last = undefined
+    this.usage = undefined
+    this.finish = undefined
+    this.problem = undefined
+    this.chunks = 0
+  }
 
   get settled(): boolean {
     return this.finish !== undefined || this.problem !== undefined
@@ -220,8 +239,7 @@ class StreamAssembler implements Assembler {
       }
       block = this.blocks.get(index)
       if (block === undefined) {
-        block = new BlockBuilder(index, kind, undefined, undefined)
-        this.blocks.set(index, block)
+        block = this.open(index, kind, undefined, undefined)
       }
       this.last = block
     }
@@ -250,8 +268,7 @@ class StreamAssembler implements Assembler {
           return this.malformed(n, `tool call ${index} has the id ${JSON.stringify(id)} of tool call ${holder}; the ids of one message's tool calls must differ`)
         }
         this.callIds.set(id, index)
-        block = new BlockBuilder(index, TOOL_CALL, id, name)
-        this.blocks.set(index, block)
+        block = this.open(index, TOOL_CALL, id, name)
       }
       this.last = block
     }
@@ -268,30 +285,57 @@ class StreamAssembler implements Assembler {
     this.problem = { code: 'MALFORMED_STREAM', message: `malformed model stream at chunk ${n}: ${detail}` }
   }
 
-  private ordered(): BlockBuilder[] {
-    return [...this.blocks.values()].sort((a, b) => a.index - b.index)
+  private open(index: number, kind: Kind, id: string | undefined, name: string | undefined): BlockBuilder {
+    const block = new BlockBuilder(index, kind, id, name)
+    this.blocks.set(index, block)
+    const opened = this.opened
+    if (opened.length !== 0 && opened[opened.length - 1]!.index > index) this.inOrder = false
+    opened.push(block)
+    return block
+  }
+
+  /** The blocks in index order. */
+  private ordered(): readonly BlockBuilder[] {
+    return this.inOrder ? this.opened : this.opened.slice().sort(byIndex)
   }
 
   partial(): ContentBlock[] {
+    const blocks = this.ordered()
     const out: ContentBlock[] = []
-    for (const block of this.ordered()) {
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i]!
       if (block.kind !== TOOL_CALL || parses(block.text)) out.push(block.build())
     }
     return out
   }
 
   result(): AssembledResponse {
+    const problem = this.problem
+    const finish = this.finish
+    if (problem !== undefined || finish === undefined || finish.kind === 'error' || finish.kind === 'aborted') return this.cut()
+    // Built by `push`, not `Array.prototype.map`: a mapped list is packed when the map runs in the interpreter and
+    // holey once V8 inlined it, and the content list's hidden class then changed mid-session (see `frozenContent`).
+    const blocks = this.ordered()
+    const content: ContentBlock[] = []
+    for (let i = 0; i < blocks.length; i++) content.push(blocks[i]!.build())
+    return this.usage === undefined ? { content, finishReason: finish } : { content, finishReason: finish, usage: this.usage }
+  }
+
+  /** The response of a stream that failed, was aborted or broke the protocol: the `partial()` blocks. */
+  private cut(): AssembledResponse {
     let reason: FinishReason
     if (this.problem !== undefined) reason = { kind: 'error', failure: this.problem }
     else if (this.finish === undefined) {
       reason = { kind: 'error', failure: { code: 'MALFORMED_STREAM', message: `malformed model stream: it ended after ${this.chunks} chunk(s) without a finish chunk` } }
     } else reason = this.finish
-    const complete = reason.kind !== 'error' && reason.kind !== 'aborted'
-    const content = complete ? this.ordered().map((block) => block.build()) : this.partial()
-    const response: AssembledResponse = { content, finishReason: reason }
+    const response: AssembledResponse = { content: this.partial(), finishReason: reason }
     if (this.usage !== undefined) response.usage = this.usage
     return response
   }
+}
+
+function byIndex(a: BlockBuilder, b: BlockBuilder): number {
+  return a.index - b.index
 }
 
 /** A fresh incremental assembler (see `Assembler`). */

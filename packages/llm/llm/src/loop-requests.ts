@@ -182,18 +182,45 @@ function invalid(message: string): LlmError {
   return new LlmError({ code: 'INVALID_CONFIG', message })
 }
 
+/**
+ * A checked copy of `meta`, frozen. Every field is read once (a getter runs
+ * once) and tested exactly as documented; the integer tests take the cheap
+ * path for values that fit in 31 bits (every real turn, step and seq) and
+ * `Number.isSafeInteger` only beyond, and the copy is made by a constructor
+ * (`MetaRecord`): the set keeps every meta, and an object literal's
+ * allocation site would be pretenured mid-session, deoptimizing `mark`.
+ */
 function checkMeta(meta: LoopRequestMeta, messages: number): LoopRequestMeta {
   if (meta === null || typeof meta !== 'object') throw invalid('markLoopRequest: meta must be an object')
-  const { sessionId, turn, step, lastSeq, messageCount } = meta
+  const sessionId = meta.sessionId
+  const turn = meta.turn
+  const step = meta.step
+  const lastSeq = meta.lastSeq
+  const messageCount = meta.messageCount
   if (typeof sessionId !== 'string' || sessionId.length === 0) throw invalid('markLoopRequest: meta.sessionId must be a non-empty string')
-  if (!Number.isSafeInteger(turn) || turn < 1) throw invalid(`markLoopRequest: meta.turn must be a positive integer (got ${String(turn)})`)
-  if (!Number.isSafeInteger(step) || step < 1) throw invalid(`markLoopRequest: meta.step must be a positive integer (got ${String(step)})`)
-  if (!Number.isSafeInteger(lastSeq) || lastSeq < -1) throw invalid(`markLoopRequest: meta.lastSeq must be an integer >= -1 (got ${String(lastSeq)})`)
-  if (!Number.isSafeInteger(messageCount) || messageCount < 0 || messageCount > messages) {
+  if (!(integer(turn) && turn >= 1)) throw invalid(`markLoopRequest: meta.turn must be a positive integer (got ${String(turn)})`)
+  if (!(integer(step) && step >= 1)) throw invalid(`markLoopRequest: meta.step must be a positive integer (got ${String(step)})`)
+  if (!(integer(lastSeq) && lastSeq >= -1)) throw invalid(`markLoopRequest: meta.lastSeq must be an integer >= -1 (got ${String(lastSeq)})`)
+  if (!(integer(messageCount) && messageCount >= 0 && messageCount <= messages)) {
     throw invalid(`markLoopRequest: meta.messageCount must be an integer between 0 and request.messages.length (${messages}); got ${String(messageCount)}`)
   }
-  return Object.freeze({ sessionId, turn, step, lastSeq, messageCount })
+  return Object.freeze(new MetaRecord(sessionId, turn, step, lastSeq, messageCount))
 }
+
+/** `Number.isSafeInteger(value)`, without the call for a number that fits in 31 bits. */
+function integer(value: unknown): value is number {
+  return typeof value === 'number' && ((value | 0) === value || Number.isSafeInteger(value))
+}
+
+/** `{ sessionId, turn, step, lastSeq, messageCount }` (unfrozen), a plain object without an allocation site (see `records.ts`). */
+const MetaRecord = function (this: { -readonly [K in keyof LoopRequestMeta]: LoopRequestMeta[K] }, sessionId: SessionId, turn: number, step: number, lastSeq: number, messageCount: number) {
+  this.sessionId = sessionId
+  this.turn = turn
+  this.step = step
+  this.lastSeq = lastSeq
+  this.messageCount = messageCount
+} as unknown as new (sessionId: SessionId, turn: number, step: number, lastSeq: number, messageCount: number) => LoopRequestMeta
+MetaRecord.prototype = Object.prototype
 
 const loopRequestSet = new LoopRequestSet()
 

@@ -1,6 +1,7 @@
 import type { ContentBlock, MessageSource, ToolCallBlock } from './content'
 import { newMessageId, type CallId, type MessageId } from './ids'
 import { deepFreeze } from './json'
+import { TextRecord, objectList, type Mutable } from './records'
 
 /**
  * One message of a conversation. Messages that cross the session boundary are
@@ -29,49 +30,61 @@ export interface CreateMessageOptions {
   id?: MessageId
 }
 
-function blocks(content: string | readonly ContentBlock[]): ContentBlock[] {
-  if (typeof content === 'string') return [{ type: 'text', text: content }]
-  // `slice`, not a spread: a spread runs the iterator protocol, a real cost before V8 optimizes this (every step).
-  return Array.isArray(content) ? content.slice() : [...content]
-}
+/** `{ id, role, content, source }` (unfrozen), a plain object without an allocation site (see `records.ts`). */
+const MessageRecord = function (this: Mutable<Message>, id: MessageId, role: 'user' | 'assistant', content: readonly ContentBlock[], source: MessageSource) {
+  this.id = id
+  this.role = role
+  this.content = content
+  this.source = source
+} as unknown as new (id: MessageId, role: 'user' | 'assistant', content: readonly ContentBlock[], source: MessageSource) => Message
+MessageRecord.prototype = Object.prototype
 
 /**
- * A message deep-frozen without walking what is known: the message object
- * and its content array are fresh, so only the blocks (which the caller may
- * share) and the source are walked. Messages are made on every step.
+ * A fresh, frozen content array holding `content`'s blocks, each deep-frozen
+ * in place (the caller may share them). Copied by `push` into a new list, not
+ * with `slice`: a list keeps the elements kind of the one it copies, and the
+ * lists callers hand in differ (`Array.prototype.map` makes a packed list
+ * when it runs in the interpreter and a holey one once V8 inlined it into
+ * optimized code), which changed the hidden class of every message's content
+ * mid-session and deoptimized every function that reads it. A pushed list is
+ * packed whatever came in, so every message's content has one hidden class
+ * (and it has no allocation site: see `records.ts`).
+ * An iterable that is not an array is read with the iterator protocol.
  */
-function frozenMessage<M extends Message>(message: M): M {
-  const content = message.content as ContentBlock[]
-  for (let i = 0; i < content.length; i++) deepFreeze(content[i])
-  Object.freeze(content)
-  deepFreeze(message.source)
-  return Object.freeze(message)
+function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
+  const out = objectList<ContentBlock>()
+  if (typeof content === 'string') out.push(Object.freeze(new TextRecord(content)))
+  else if (Array.isArray(content)) {
+    for (let i = 0; i < content.length; i++) out.push(deepFreeze(content[i]))
+  } else {
+    for (const block of content) out.push(deepFreeze(block))
+  }
+  return Object.freeze(out)
+}
+
+/** A frozen message of `role`: its content copied and frozen, its source deep-frozen (in place). */
+function frozenMessage(id: MessageId, role: 'user' | 'assistant', content: string | readonly ContentBlock[], source: MessageSource): Message {
+  return Object.freeze(new MessageRecord(id, role, frozenContent(content), deepFreeze(source)))
 }
 
 /** A deep-frozen user message; `source` defaults to `{ kind: 'user' }`. */
 export function createUserMessage(
   content: string | readonly ContentBlock[],
-  options: CreateMessageOptions & { source?: MessageSource } = {},
+  options?: CreateMessageOptions & { source?: MessageSource },
 ): UserMessage {
-  return frozenMessage<UserMessage>({
-    id: options.id ?? newMessageId(),
-    role: 'user',
-    content: blocks(content),
-    source: options.source ?? { kind: 'user' },
-  })
+  const id = options?.id ?? newMessageId()
+  return frozenMessage(id, 'user', content, options?.source ?? USER_SOURCE) as UserMessage
 }
+
+/** The default source of a user message: one frozen object for all of them. */
+const USER_SOURCE: MessageSource = Object.freeze({ kind: 'user' })
 
 /** A deep-frozen assistant message; `source` is the model that produced it. */
 export function createAssistantMessage(
   content: string | readonly ContentBlock[],
   options: CreateMessageOptions & { source: MessageSource },
 ): AssistantMessage {
-  return frozenMessage<AssistantMessage>({
-    id: options.id ?? newMessageId(),
-    role: 'assistant',
-    content: blocks(content),
-    source: options.source,
-  })
+  return frozenMessage(options.id ?? newMessageId(), 'assistant', content, options.source) as AssistantMessage
 }
 
 /**
@@ -88,24 +101,15 @@ export function createToolResultMessage(options: {
   isError?: boolean
   id?: MessageId
 }): UserMessage {
-  const { callId, content } = options
-  let inner: ContentBlock[]
-  if (typeof content === 'string') {
-    inner = [Object.freeze({ type: 'text', text: content })]
-  } else {
-    // A copy: the caller keeps its array; the blocks (which it may share) are frozen in place.
-    inner = content.slice()
-    for (let i = 0; i < inner.length; i++) deepFreeze(inner[i])
-  }
+  const { callId } = options
+  const inner = frozenContent(options.content)
   const block: ContentBlock = options.isError
-    ? { type: 'tool-result', toolCallId: callId, content: Object.freeze(inner), isError: true }
-    : { type: 'tool-result', toolCallId: callId, content: Object.freeze(inner) }
-  return Object.freeze({
-    id: options.id ?? newMessageId(),
-    role: 'user',
-    content: Object.freeze([Object.freeze(block)]),
-    source: Object.freeze({ kind: 'tool', callId }),
-  })
+    ? { type: 'tool-result', toolCallId: callId, content: inner, isError: true }
+    : { type: 'tool-result', toolCallId: callId, content: inner }
+  const content = objectList<ContentBlock>()
+  content.push(Object.freeze(block))
+  const message = new MessageRecord(options.id ?? newMessageId(), 'user', Object.freeze(content), Object.freeze({ kind: 'tool', callId }))
+  return Object.freeze(message) as UserMessage
 }
 
 /** The tool calls of a message, in model order. */

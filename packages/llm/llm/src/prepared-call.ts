@@ -2,7 +2,7 @@ import { heard, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
-import { DONE, ProtocolStream, type ChunkSink } from './protocol-stream'
+import { DONE, ProtocolStream, type ChunkSink, type StreamSource } from './protocol-stream'
 import type { StreamChunk } from './stream'
 
 /**
@@ -18,15 +18,19 @@ type EffectiveConfig = PreparedCall['config']
 
 /** The `PreparedCall` that `ctx.llm.prepareCall` hands out. */
 export class BoundCall implements PreparedCall {
-  readonly hasAdapter: boolean
+  // Fields are `declare`d and set in the constructor (no per-construction field initializer; see `ProtocolStream`).
+  declare readonly hasAdapter: boolean
+  /** Dispatches `llm/stream`: the service's own events, not a caller's context. */
+  private declare readonly events: RawEvents
+  private declare readonly registration: AdapterRegistration | undefined
+  declare readonly config: EffectiveConfig
+  declare readonly model: ModelInfo | undefined
 
-  constructor(
-    /** Dispatches `llm/stream`: the service's own events, not a caller's context. */
-    private readonly events: RawEvents,
-    private readonly registration: AdapterRegistration | undefined,
-    readonly config: EffectiveConfig,
-    readonly model: ModelInfo | undefined,
-  ) {
+  constructor(events: RawEvents, registration: AdapterRegistration | undefined, config: EffectiveConfig, model: ModelInfo | undefined) {
+    this.events = events
+    this.registration = registration
+    this.config = config
+    this.model = model
     this.hasAdapter = registration !== undefined
     Object.freeze(this)
   }
@@ -59,16 +63,24 @@ function generateOptions(config: EffectiveConfig, request: StreamRequest): Gener
  * nothing (it is its own iterator, like an async generator).
  */
 class CallStream implements AsyncIterableIterator<StreamChunk> {
-  private iterator: ProtocolStream | undefined
-  private closed = false
+  // Fields are `declare`d and set in the constructor (no per-construction field initializer; see `ProtocolStream`).
+  private declare iterator: ProtocolStream | undefined
+  private declare closed: boolean
+  private declare readonly events: RawEvents
+  private declare readonly registration: AdapterRegistration | undefined
+  private declare readonly config: EffectiveConfig
+  private declare readonly model: ModelInfo | undefined
+  private declare readonly options: GenerateOptions
 
-  constructor(
-    private readonly events: RawEvents,
-    private readonly registration: AdapterRegistration | undefined,
-    private readonly config: EffectiveConfig,
-    private readonly model: ModelInfo | undefined,
-    private readonly options: GenerateOptions,
-  ) {}
+  constructor(events: RawEvents, registration: AdapterRegistration | undefined, config: EffectiveConfig, model: ModelInfo | undefined, options: GenerateOptions) {
+    this.iterator = undefined
+    this.closed = false
+    this.events = events
+    this.registration = registration
+    this.config = config
+    this.model = model
+    this.options = options
+  }
 
   [Symbol.asyncIterator](): this {
     return this
@@ -115,27 +127,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
 
   private dispatch(): ProtocolStream {
     const { registration, options } = this
-    const route = `${options.provider}/${options.model}`
-    const signal = options.signal
-    const adapterStream = new ProtocolStream(
-      {
-        route,
-        signal,
-        open() {
-          if (signal !== undefined && signal.aborted) {
-            throw new LlmError({ code: 'ABORTED', message: `the model call to ${route} was aborted before dispatch` })
-          }
-          if (registration === undefined) {
-            throw new LlmError({
-              code: 'NO_ADAPTER',
-              message: `no adapter is registered for provider "${options.provider}" and no llm/stream listener handled ${route}; mount an adapter plugin for it`,
-            })
-          }
-          return registration.adapter.stream(options)
-        },
-      },
-      true,
-    )
+    const adapterStream = new ProtocolStream(new AdapterSource(registration, options), true)
     // Nobody listens: the waterfall would only call `inner`, so skip building its descriptor.
     if (!heard(this.events, 'llm/stream')) return adapterStream
     const call: LlmStreamCall = Object.freeze({
@@ -150,14 +142,56 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
       : this.events.waterfall(subjectFilter(options.sessionId), 'llm/stream', call, () => adapterStream)
     // No listener wrapped the stream: the adapter guard already holds it to the protocol.
     if (result === adapterStream) return adapterStream
+    const route = routeOf(options)
     if (!isAsyncIterable(result)) {
       throw new LlmError({
         code: 'MALFORMED_STREAM',
         message: `an llm/stream listener returned ${result === null ? 'null' : typeof result} instead of an AsyncIterable for ${route}`,
       })
     }
-    return new ProtocolStream({ route, signal, open: () => result }, false)
+    return new ProtocolStream({ route, signal: options.signal, open: () => result }, false)
   }
+}
+
+/**
+ * The adapter's stream as a `ProtocolStream` source. A class with the route
+ * built on demand, not an object literal with an `open` closure and the
+ * route's string: one object per model call instead of three, and the route
+ * is only read to word a failure.
+ */
+class AdapterSource implements StreamSource {
+  declare readonly signal: AbortSignal | undefined
+  private declare readonly registration: AdapterRegistration | undefined
+  private declare readonly options: GenerateOptions
+
+  constructor(registration: AdapterRegistration | undefined, options: GenerateOptions) {
+    this.signal = options.signal
+    this.registration = registration
+    this.options = options
+  }
+
+  get route(): string {
+    return routeOf(this.options)
+  }
+
+  open(): AsyncIterable<StreamChunk> {
+    const { signal, registration, options } = this
+    if (signal !== undefined && signal.aborted) {
+      throw new LlmError({ code: 'ABORTED', message: `the model call to ${routeOf(options)} was aborted before dispatch` })
+    }
+    if (registration === undefined) {
+      throw new LlmError({
+        code: 'NO_ADAPTER',
+        message: `no adapter is registered for provider "${options.provider}" and no llm/stream listener handled ${routeOf(options)}; mount an adapter plugin for it`,
+      })
+    }
+    return registration.adapter.stream(options)
+  }
+}
+
+/** `provider/model`, for failure messages. */
+function routeOf(options: GenerateOptions): string {
+  return `${options.provider}/${options.model}`
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<StreamChunk> {

@@ -82,6 +82,11 @@ describe('loop request identity set', () => {
       [request(), { ...meta(session, 1), step: 1.5 }],
       [request(), { ...meta(session, 1), lastSeq: -2 }],
       [request(), { ...meta(session, 1), messageCount: 1 }],
+      [request(), { ...meta(session, 1), turn: 2 ** 53 }],
+      [request(), { ...meta(session, 1), step: Number.NaN }],
+      [request(), { ...meta(session, 1), step: Number.POSITIVE_INFINITY }],
+      [request(), { ...meta(session, 1), lastSeq: '3' }],
+      [request(), { ...meta(session, 1), turn: 2 ** 31 + 0.5 }],
     ]
     for (const [req, m] of bad) {
       let error: unknown
@@ -97,6 +102,16 @@ describe('loop request identity set', () => {
     markLoopRequest(twice, meta(session, 1))
     expect(() => markLoopRequest(twice, meta(session, 2))).toThrow(/already marked/)
     expect([...loopRequests(session)].map((e) => e.meta.step)).toEqual([1])
+  })
+
+  it('accepts integers beyond 31 bits up to the safe limit, and keeps a frozen plain copy of the meta', () => {
+    const session = freshSession()
+    const a = request()
+    const given = { sessionId: session, turn: 2 ** 31, step: 2 ** 53 - 1, lastSeq: -1, messageCount: 0 }
+    markLoopRequest(a, given)
+    const [entry] = [...loopRequests(session)]
+    expect(entry!.meta).toStrictEqual(given)
+    expect([entry!.meta === given, Object.isFrozen(entry!.meta), Object.getPrototypeOf(entry!.meta) === Object.prototype]).toEqual([false, true, true])
   })
 
   it('is reachable through ctx.llm too', async () => {

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest'
+import {
+  CallId,
+  MessageId,
+  assemble,
+  createAssistantMessage,
+  createToolResultMessage,
+  createUserMessage,
+  type ContentBlock,
+  type Message,
+} from '@deepseek-ai/dsh-llm'
+
+function frozenThroughout(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true
+  if (!Object.isFrozen(value)) return false
+  return Object.values(value).every(frozenThroughout)
+}
+
+/** What a reader of a message relies on: a plain object, keys in order, prototype `Object.prototype`, JSON round trip. */
+function plainShape(message: Message) {
+  return {
+    prototype: Object.getPrototypeOf(message) === Object.prototype,
+    keys: Object.keys(message),
+    contentIsArray: Array.isArray(message.content),
+    blockPrototypes: message.content.map((block) => Object.getPrototypeOf(block) === Object.prototype),
+    json: JSON.parse(JSON.stringify(message)) as unknown,
+  }
+}
+
+describe('message constructors', () => {
+  it('make plain, deep-frozen objects with the keys id, role, content, source in that order', () => {
+    const source = { kind: 'model' as const, provider: 'p', model: 'm' }
+    const messages = [
+      createUserMessage('hi', { id: MessageId('u1') }),
+      createAssistantMessage([{ type: 'text', text: 'yes' }], { id: MessageId('a1'), source }),
+      createToolResultMessage({ callId: CallId('c1'), content: 'done', id: MessageId('t1') }),
+    ]
+    expect(messages).toStrictEqual([
+      { id: 'u1', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } },
+      { id: 'a1', role: 'assistant', content: [{ type: 'text', text: 'yes' }], source: { kind: 'model', provider: 'p', model: 'm' } },
+      {
+        id: 't1',
+        role: 'user',
+        content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'done' }] }],
+        source: { kind: 'tool', callId: 'c1' },
+      },
+    ])
+    expect(messages.map(plainShape)).toEqual(
+      messages.map((message) => ({
+        prototype: true,
+        keys: ['id', 'role', 'content', 'source'],
+        contentIsArray: true,
+        blockPrototypes: [true],
+        json: { ...message, content: JSON.parse(JSON.stringify(message.content)) as unknown, source: { ...message.source } },
+      })),
+    )
+    expect(messages.map(frozenThroughout)).toEqual([true, true, true])
+    // The caller's source is frozen in place and kept, not copied.
+    expect(messages[1]!.source).toBe(source)
+  })
+
+  it('copy the block list they are given (the caller keeps its list), keep and freeze its blocks, and read any iterable', () => {
+    const first: ContentBlock = { type: 'text', text: 'a' }
+    const blocks: ContentBlock[] = [first]
+    const message = createUserMessage(blocks)
+    blocks.push({ type: 'text', text: 'b' })
+    expect([message.content.length, message.content === blocks, message.content[0] === first, Object.isFrozen(first), Object.isFrozen(blocks)]).toEqual([
+      1,
+      false,
+      true,
+      true,
+      false,
+    ])
+    // A list made by `map` (holey once V8 optimizes the map) and a non-array iterable give the same message content.
+    const mapped = [0, 1].map((i): ContentBlock => ({ type: 'text', text: String(i) }))
+    const iterable = new Set<ContentBlock>([{ type: 'text', text: '0' }, { type: 'text', text: '1' }])
+    const source = { kind: 'model' as const, provider: 'p', model: 'm' }
+    expect([createAssistantMessage(mapped, { source }).content, createAssistantMessage(iterable as unknown as readonly ContentBlock[], { source }).content]).toEqual([
+      [{ type: 'text', text: '0' }, { type: 'text', text: '1' }],
+      [{ type: 'text', text: '0' }, { type: 'text', text: '1' }],
+    ])
+    expect(createAssistantMessage([], { source }).content).toEqual([])
+    expect(Object.isFrozen(createAssistantMessage([], { source }).content)).toBe(true)
+  })
+
+  it('messages made from an assembled answer are plain objects too', () => {
+    const { content } = assemble([
+      { type: 'text-delta', index: 0, text: 'hel' },
+      { type: 'tool-call-delta', index: 1, id: CallId('c1'), name: 'read', argumentsDelta: '{}' },
+      { type: 'text-delta', index: 0, text: 'lo' },
+      { type: 'finish', reason: { kind: 'tool-calls' } },
+    ])
+    const message = createAssistantMessage(content, { source: { kind: 'model', provider: 'p', model: 'm' } })
+    expect(message.content).toStrictEqual([
+      { type: 'text', text: 'hello' },
+      { type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' },
+    ])
+    expect(plainShape(message).blockPrototypes).toEqual([true, true])
+    expect(message.content.map((block) => Object.keys(block))).toEqual([
+      ['type', 'text'],
+      ['type', 'id', 'name', 'arguments'],
+    ])
+  })
+})
