@@ -337,16 +337,24 @@ export class ToolBatch {
       }
       if (result instanceof Promise) {
         this.finishWaiting = true
-        result.then(
-          (outcome) => this.finished(index, outcome),
-          (error: unknown) => this.finished(index, brokenPipeline(call, error)),
-        )
+        this.finishLater(index, call, result)
         return
       }
       this.finishAt++
       this.outcomes[index] = result
       this.logDue()
     }
+  }
+
+  /**
+   * Waits for a result stage that returned a promise. A method of its own: closures in `finishDue`'s loop would
+   * make V8 allocate a context for every pass of the loop (they capture its per-call constants), waiting or not.
+   */
+  private finishLater(index: number, call: ToolCallBlock, result: Promise<CallOutcome>): void {
+    result.then(
+      (outcome) => this.finished(index, outcome),
+      (error: unknown) => this.finished(index, brokenPipeline(call, error)),
+    )
   }
 
   private finished(index: number, outcome: CallOutcome): void {
@@ -365,7 +373,7 @@ export class ToolBatch {
     try {
       stage = this.tools.stage(call, this.stageOptions)
     } catch (error) {
-      stage = { isConcurrencySafe: () => false, admit: () => undefined, run: () => undefined, finish: () => brokenPipeline(call, error) }
+      stage = standIn(call, error)
     }
     this.stages[index] = stage
     return stage
@@ -412,6 +420,11 @@ function abortedBeforeDispatch(call: ToolCallBlock): CallOutcome {
     error: { code: 'ABORTED_BEFORE_DISPATCH', message: 'tool call aborted before dispatch' },
     contexts: [],
   }
+}
+
+/** The stage of a call `ctx.tools` could not stage (out of `stageAt`: its closures would cost a context per call). */
+function standIn(call: ToolCallBlock, error: unknown): BatchStage {
+  return { isConcurrencySafe: () => false, admit: () => undefined, run: () => undefined, finish: () => brokenPipeline(call, error) }
 }
 
 /** `ctx.tools` never rejects by contract; if it does anyway, the call still gets a result. */

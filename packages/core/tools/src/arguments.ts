@@ -15,7 +15,8 @@ export function parseArguments(definition: ToolDefinition, raw: string): unknown
   if (typeof raw !== 'string') {
     throw new ToolError('INVALID_ARGUMENTS', `invalid arguments for ${definition.name}: arguments must be a JSON object`)
   }
-  if (raw.trim() === '') {
+  // Only text that does not start with `{` can be blank: the usual object skips the trim (a copy of the text).
+  if (raw.length === 0 || (raw.charCodeAt(0) !== 0x7b && raw.trim() === '')) {
     args = {}
   } else {
     try {

@@ -13,7 +13,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { Context } from './cordis'
 import { parseArguments } from './arguments'
 import { schemaOf } from './definition'
-import { executeCall, planCall, stageCall, type ToolCallPlan, type ToolCallStage } from './pipeline'
+import { StagedCall, executeCall, neverAborted, planCall, type ToolCallPlan, type ToolCallStage } from './pipeline'
 import type { PipelineHost } from './pipeline-host'
 import type { ToolCall, ToolCallResult, ToolChange, ToolDefinition, ToolExecuteOptions, ToolGuard } from './types'
 
@@ -112,7 +112,8 @@ export class ToolCatalog implements PipelineHost {
   }
 
   stage(call: ToolCall, options: ToolExecuteOptions): ToolCallStage {
-    return stageCall(this, call, options)
+    // The staged call itself (not through stageCall): one call frame less per tool call.
+    return new StagedCall(this, call, options.agent, options.signal ?? neverAborted)
   }
 
   execute(call: ToolCall, options: ToolExecuteOptions): Promise<ToolCallResult> {

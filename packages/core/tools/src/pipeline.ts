@@ -10,7 +10,8 @@ import { admit, review, runGuards } from './policy'
 import { checkOutput, contentOf, errorResult, messageOf, successResult } from './results'
 import type { ToolCall, ToolCallResult, ToolDefinition, ToolInvocation, ToolOutput } from './types'
 
-const neverAborted = new AbortController().signal
+/** The signal of a call staged without one. */
+export const neverAborted: AbortSignal = new AbortController().signal
 
 /**
  * One call staged through the pipeline, so that a caller running several
@@ -137,26 +138,40 @@ export class StagedCall implements ToolCallStage {
     return args
   }
 
+  /**
+   * The policy stage: lookup, arguments, `tools/pre-execute` (and approval),
+   * guards; a refusal becomes the call's failure. Synchronous unless a
+   * listener is heard or a guard answers with a promise. The subject filter
+   * is looked up only when a listener is heard.
+   */
   admit(): Promise<void> | undefined {
-    let admitted: ToolInvocation | Promise<ToolInvocation>
+    const { host, signal } = this
+    let invocation: ToolInvocation
+    let pending: Promise<void> | undefined
     try {
-      admitted = admitCall(this.host, this.call, this.agent, this.signal, this)
+      if (signal.aborted) throw abortedBeforeDispatch()
+      const tool = this.definition()
+      if (!tool) throw new ToolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(String(this.call.name))}`)
+      const args = this.argumentsFor(tool)
+      const { call, agent } = this
+      invocation = Object.freeze({
+        call: Object.freeze({ id: call.id, name: call.name, arguments: call.arguments }),
+        tool,
+        args,
+        agent,
+        signal,
+      })
+      // With no tools/pre-execute listener the decision is `allow`: no async frame and no await for it.
+      pending = heard(host.events, 'tools/pre-execute') ? admitHeard(host, invocation) : runGuards(host.guards(agent), 0, invocation)
     } catch (error) {
       this.failure = { error }
       return undefined
     }
-    if (!(admitted instanceof Promise)) {
-      this.invocation = admitted
+    if (pending === undefined) {
+      this.invocation = invocation
       return undefined
     }
-    return admitted.then(
-      (value) => {
-        this.invocation = value
-      },
-      (error: unknown) => {
-        this.failure = { error }
-      },
-    )
+    return this.admitted(pending, invocation)
   }
 
   run(): Promise<void> | undefined {
@@ -173,10 +188,48 @@ export class StagedCall implements ToolCallStage {
       this.failure = { error }
       return undefined
     }
+    if (typeof output === 'string') {
+      // A string needs no check (checkOutput's first test).
+      this.output = output
+      return undefined
+    }
     if (!(output instanceof Promise)) {
       this.accept(output)
       return undefined
     }
+    return this.ranLater(output)
+  }
+
+  finish(): ToolCallResult | Promise<ToolCallResult> {
+    let result: ToolCallResult | Promise<ToolCallResult>
+    try {
+      if (this.failure) throw this.failure.error
+      if (!this.ran || !this.invocation) throw abortedBeforeDispatch()
+      const { host, invocation } = this
+      // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
+      result = heard(host.events, 'tools/post-execute') ? this.reviewed(invocation) : finalize(invocation, this.callRun, this.output!, this.signal)
+    } catch (error) {
+      result = failed(this.callId, error, this.callRun)
+    }
+    if (!(result instanceof Promise)) return this.done(result)
+    return this.finishedLater(result)
+  }
+
+  // The continuations of stages that waited live in methods of their own: a closure in `admit`, `run` or `finish`
+  // would make V8 allocate a context for every call of them, waiting or not.
+
+  private admitted(pending: Promise<void>, invocation: ToolInvocation): Promise<void> {
+    return pending.then(
+      () => {
+        this.invocation = invocation
+      },
+      (error: unknown) => {
+        this.failure = { error }
+      },
+    )
+  }
+
+  private ranLater(output: Promise<ToolOutput>): Promise<void> {
     return output.then(
       (value) => this.accept(value),
       (error: unknown) => {
@@ -185,16 +238,13 @@ export class StagedCall implements ToolCallStage {
     )
   }
 
-  finish(): ToolCallResult | Promise<ToolCallResult> {
-    let result: ToolCallResult | Promise<ToolCallResult>
-    try {
-      if (this.failure) throw this.failure.error
-      if (!this.ran || !this.invocation) throw abortedBeforeDispatch()
-      result = settle(this.host, this.invocation, this.callRun, this.output!, this.signal)
-    } catch (error) {
-      result = failed(this.callId, error, this.callRun)
-    }
-    if (!(result instanceof Promise)) return this.done(result)
+  /** `tools/post-execute`, then `finalizeContent`. */
+  private reviewed(invocation: ToolInvocation): Promise<ToolCallResult> {
+    const { host } = this
+    return review(host, host.filter(invocation.agent), invocation, this.output!).then((output) => finalize(invocation, this.callRun, output, this.signal))
+  }
+
+  private finishedLater(result: Promise<ToolCallResult>): Promise<ToolCallResult> {
     return result.then(
       (value) => this.done(value),
       (error: unknown) => this.done(failed(this.callId, error, this.callRun)),
@@ -212,15 +262,18 @@ export class StagedCall implements ToolCallStage {
   /** Closes the run (late `deferContext` calls throw) and announces the result on `tools/result`. */
   private done(result: ToolCallResult): ToolCallResult {
     this.callRun.close()
-    const { host, agent } = this
-    try {
-      if (heard(host.events, 'tools/result')) {
-        host.emitter.emit(host.filter(agent), 'tools/result', [agent, this.call, result], (error) => host.reportListenerError('tools/result', error))
-      }
-    } catch (error) {
-      host.reportListenerError('tools/result', error)
-    }
+    const { host } = this
+    if (heard(host.events, 'tools/result')) announceResult(host, this.agent, this.call, result)
     return result
+  }
+}
+
+/** `tools/result`, listener failures contained (a function of its own: its closure would cost `done` a context per call). */
+function announceResult(host: PipelineHost, agent: Agent, call: ToolCall, result: ToolCallResult): void {
+  try {
+    host.emitter.emit(host.filter(agent), 'tools/result', [agent, call, result], (error) => host.reportListenerError('tools/result', error))
+  } catch (error) {
+    host.reportListenerError('tools/result', error)
   }
 }
 
@@ -262,44 +315,11 @@ function failed(callId: CallId, error: unknown, run: CallRun): ToolCallResult {
   return errorResult(callId, 'TOOL_ERROR', messageOf(error, 'tool failed'), run.contexts)
 }
 
-/**
- * The policy stage: lookup, arguments, `tools/pre-execute` (and approval),
- * guards. Throws the refusal; synchronous unless a listener is heard or a
- * guard answers with a promise. The subject filter is looked up only when a
- * listener is heard.
- */
-function admitCall(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal, stage: StagedCall): ToolInvocation | Promise<ToolInvocation> {
-  if (signal.aborted) throw abortedBeforeDispatch()
-  const tool = stage.definition()
-  if (!tool) throw new ToolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(String(call.name))}`)
-  const args = stage.argumentsFor(tool)
-  const invocation: ToolInvocation = Object.freeze({
-    call: Object.freeze({ id: call.id, name: call.name, arguments: call.arguments }),
-    tool,
-    args,
-    agent,
-    signal,
-  })
-  // With no tools/pre-execute listener the decision is `allow`: no async frame and no await for it.
-  if (heard(host.events, 'tools/pre-execute')) return admitHeard(host, invocation)
-  const guarded = runGuards(host.guards(agent), 0, invocation)
-  return guarded ? guarded.then(() => invocation) : invocation
-}
-
-async function admitHeard(host: PipelineHost, invocation: ToolInvocation): Promise<ToolInvocation> {
+/** The policy stage's waits when a `tools/pre-execute` listener is heard: the listeners (and approval), then the guards. */
+async function admitHeard(host: PipelineHost, invocation: ToolInvocation): Promise<void> {
   await admit(host, host.filter(invocation.agent), invocation)
   const guarded = runGuards(host.guards(invocation.agent), 0, invocation)
   if (guarded) await guarded
-  return invocation
-}
-
-/** The result stage: `tools/post-execute`, then `finalizeContent`; synchronous when nobody listens to the first. */
-function settle(host: PipelineHost, invocation: ToolInvocation, run: CallRun, body: ToolOutput, signal: AbortSignal): ToolCallResult | Promise<ToolCallResult> {
-  // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
-  if (heard(host.events, 'tools/post-execute')) {
-    return review(host, host.filter(invocation.agent), invocation, body).then((output) => finalize(invocation, run, output, signal))
-  }
-  return finalize(invocation, run, body, signal)
 }
 
 /** `finalizeContent` (or the output as content) and the success result. */
