@@ -127,12 +127,31 @@ export class SessionLog implements Session, PackedLog {
 
   /**
    * `append` for built-in data a driver built from values already lossless JSON of the right shape (see
-   * `appendBuilt`), admitted by `admitBuilt`; publication is `append`'s. Any other type goes through `append`.
+   * `appendBuilt`): no lossless-JSON walk or shape check; the structure check, the freeze of what is not frozen
+   * yet, the commit, the projection and the publication are `append`'s. Any other type goes through `append`.
+   *
+   * One function on purpose (a turn's events run here): split, its admission was compiled alone and again in
+   * each caller that inlined it; whole, it is too large for TurboFan to inline, so it is compiled once.
    */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     const kind = BUILT_IN_KINDS[type]
     if (kind === undefined || kind === Kind.AssistantChunk || this.stage === 'detached') return this.append(type, data)
-    const event = this.admitBuilt(kind, data, this.length, Date.now())
+    const seq = this.length
+    if (this.projecting) throw reentrant(this.id, type, seq)
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
+    }
+    this.structure.check(kind, type, data, seq, this.slots)
+    if (!Object.isFrozen(data)) freezeUnfrozen(data)
+    const event = Object.freeze(new Envelope(BUILT_IN_TYPES[kind], seq, Date.now(), data)) as unknown as AnySessionEvent
+    // Commit: nothing below throws.
+    this.slots[seq] = event
+    this.length = seq + 1
+    this.structure.apply(kind, data, seq)
+    const message = defaultProjection(kind, data as Record<string, any>)
+    if (message !== undefined) this.history.addOne(seq, message)
+    // A step's chunks share pages: close its page, so the pending parts do not outlive the step.
+    else if (kind === Kind.StepEnd) this.pack?.seal()
     if (this.stage === 'live') this.publish(event)
     if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
     return event as SessionEvent<K>
@@ -174,7 +193,7 @@ export class SessionLog implements Session, PackedLog {
    * type string, instead of a copy, so a resumed log holds one envelope per
    * event. `trusted` data is lossless JSON by construction (a backend parsed
    * it): the lossless-JSON walk is skipped, everything else runs. Data built
-   * by a driver (`appendBuilt`) is admitted by `admitBuilt` instead.
+   * by a driver is admitted by `appendBuilt` instead.
    *
    * The caller packs the chunks it committed (`packChunks`) once no
    * publication runs.
@@ -188,9 +207,7 @@ export class SessionLog implements Session, PackedLog {
     loaded?: Record<string, unknown>,
     trusted = false,
   ): AnySessionEvent {
-    if (this.projecting) {
-      throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
-    }
+    if (this.projecting) throw reentrant(this.id, type, seq)
     if (typeof type !== 'string') throw new SessionError('INVALID_EVENT', `an event type must be a string, got ${typeof type}`, { seq })
     if (type === 'assistant/chunk' && typeof data === 'object' && data !== null) {
       const shape = chunkDataShape(data)
@@ -248,29 +265,6 @@ export class SessionLog implements Session, PackedLog {
       if (projection.shadow) this.history.replace(projection.shadow.from, projection.shadow.to, messages)
       else if (messages.length) this.history.add(seq, messages)
     }
-    return event
-  }
-
-  /** `admit` for a driver's built-in data (`appendBuilt`): no lossless-JSON walk or shape check; the rest is `admit`'s. */
-  private admitBuilt(kind: Kind, data: unknown, seq: number, time: number): AnySessionEvent {
-    const type = BUILT_IN_TYPES[kind]
-    if (this.projecting) {
-      throw new SessionError('REENTRANT_APPEND', `a projector of session "${this.id}" tried to append ${type}: projectors must not append`, { type, seq })
-    }
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-      throw new SessionError('INVALID_EVENT', `${type} data must be a plain object`, { type, seq, path: 'data' })
-    }
-    this.structure.check(kind, type, data, seq, this.slots)
-    // `newEnvelope` and `applyBuiltIn` written out (a turn's events run here; each call costs when unoptimized).
-    if (!Object.isFrozen(data)) freezeUnfrozen(data)
-    const event = Object.freeze(new Envelope(type, seq, time, data)) as unknown as AnySessionEvent
-    // Commit: nothing below throws.
-    this.slots[seq] = event
-    this.length = seq + 1
-    this.structure.apply(kind, data, seq)
-    const message = defaultProjection(kind, data as Record<string, any>)
-    if (message !== undefined) this.history.addOne(seq, message)
-    else if (kind === Kind.StepEnd) this.pack?.seal()
     return event
   }
 
@@ -437,6 +431,11 @@ export class SessionLog implements Session, PackedLog {
       this.publishing = false
     }
   }
+}
+
+/** What an append from inside a projector gets (made apart: the appends that never meet it carry no copy of it). */
+function reentrant(id: SessionId, type: string, seq: number): SessionError {
+  return new SessionError('REENTRANT_APPEND', `a projector of session "${id}" tried to append ${type}: projectors must not append`, { type, seq })
 }
 
 type ChunkData = { turn: number; step: number; chunk: Record<string, unknown> }

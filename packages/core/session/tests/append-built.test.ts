@@ -3,6 +3,23 @@ import { createUserMessage } from '@deepseek-ai/dsh-llm'
 import { appendBuilt, SessionError, type Session } from '@deepseek-ai/dsh-session'
 import { setup, typesOf } from './helpers'
 
+declare module '@deepseek-ai/dsh-session' {
+  interface SessionEventMap {
+    /** A merged type whose projector tries to append (refused). */
+    'built-test/appending': { text: string }
+  }
+}
+
+/** What a write throws, as `{ name, code, message }`, or `undefined` when it does not throw. */
+function refusal(write: () => unknown): { name: string; code: string; message: string } | undefined {
+  try {
+    write()
+    return undefined
+  } catch (error) {
+    return { name: (error as SessionError).name, code: (error as SessionError).code, message: (error as SessionError).message }
+  }
+}
+
 describe('appendBuilt: event data a driver built from admitted, frozen values (issue 18)', () => {
   it('commits, freezes what was not frozen, projects and publishes like append', async () => {
     const root = await setup()
@@ -45,19 +62,35 @@ describe('appendBuilt: event data a driver built from admitted, frozen values (i
   it('keeps the structure check: an out-of-order event is refused with the error append gives, and the log is unchanged', async () => {
     const root = await setup()
     const session = root.sessions.create('a')
-    const refusal = (write: () => unknown) => {
-      try {
-        write()
-        return undefined
-      } catch (error) {
-        return { name: (error as SessionError).name, code: (error as SessionError).code, message: (error as SessionError).message }
-      }
-    }
     const built = refusal(() => appendBuilt(session, 'step/start', { turn: 1, step: 1 }))
     const plain = refusal(() => session.append('step/start', { turn: 1, step: 1 }))
     expect(built).toEqual(plain)
     expect(built).toMatchObject({ name: 'SessionError' })
     expect(typesOf(session)).toEqual(['session/meta'])
+  })
+
+  it('refuses data that is not a plain object, and an append from inside a projector, as append does, and the log is unchanged', async () => {
+    const root = await setup()
+    const session = root.sessions.create('a')
+    appendBuilt(session, 'turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    const refusals = [null, [], 'text'].map((data) => [
+      refusal(() => appendBuilt(session, 'step/start', data as never)),
+      refusal(() => session.append('step/start', data as never)),
+    ])
+    const inner: unknown[] = []
+    root.sessions.projector('built-test/appending', (_event, log) => {
+      inner.push(refusal(() => appendBuilt(log, 'todo/write', { todos: [] })), refusal(() => log.append('todo/write', { todos: [] })))
+      return undefined
+    })
+    session.append('built-test/appending', { text: 'x' })
+    expect(refusals.map(([built, plain]) => [built, built?.message === plain?.message && built?.code === plain?.code])).toEqual([
+      [{ name: 'SessionError', code: 'INVALID_EVENT', message: 'step/start data must be a plain object' }, true],
+      [{ name: 'SessionError', code: 'INVALID_EVENT', message: 'step/start data must be a plain object' }, true],
+      [{ name: 'SessionError', code: 'INVALID_EVENT', message: 'step/start data must be a plain object' }, true],
+    ])
+    const reentrant = { name: 'SessionError', code: 'REENTRANT_APPEND', message: 'a projector of session "a" tried to append todo/write: projectors must not append' }
+    expect(inner).toEqual([reentrant, reentrant])
+    expect(typesOf(session)).toEqual(['session/meta', 'turn/start', 'built-test/appending'])
   })
 
   it('goes through a wrapped append (a refusing test log, an instrumentation), and through append for a session of another implementation', async () => {
