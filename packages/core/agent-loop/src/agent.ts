@@ -185,6 +185,11 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     }
   }
 
+  /** The refused-write rule for a write the turn made on the session itself (`TurnHost.refused`). */
+  refused(type: string, error: unknown): AgentError {
+    return this.fail(appendRefused(this.id, type, error))
+  }
+
   /** `append` for data the loop built from admitted, frozen values (`BuiltLogWriter`). */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     // `append(type, data, 'built')` without its branches: most of a turn's events come this way.
@@ -254,12 +259,13 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     // With nothing to flush (no persistence), no flush is scheduled: there is nothing to wait for.
     if (this.env.durability !== 'step' || this.admissionFlushQueued || !this.env.sessions.flushes(this.session)) return
     this.admissionFlushQueued = true
-    this.track(
-      Promise.resolve().then(() => {
-        this.admissionFlushQueued = false
-        return this.env.sessions.flush(this.session)
-      }),
-    )
+    this.track(Promise.resolve().then(this.flushAdmitted))
+  }
+
+  /** The admission burst's flush (made once per agent: no closure, and no context, per admission). */
+  private readonly flushAdmitted = (): Promise<void> => {
+    this.admissionFlushQueued = false
+    return this.env.sessions.flush(this.session)
   }
 
   // ── the drain ─────────────────────────────────────────────────────────
@@ -355,14 +361,25 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   }
 
   settleIdle(): void {
-    if (!this.isIdle() && !this.disposing) return
+    // Nobody waits (the usual case: a `whenIdle()` made while the drain waited to start shares its start instead).
+    if (this.idleWaiters.length === 0 || (!this.isIdle() && !this.disposing)) return
     const waiters = this.idleWaiters
     this.idleWaiters = []
-    for (const resolve of waiters) resolve()
+    for (let i = 0; i < waiters.length; i++) waiters[i]!()
   }
 
   whenIdle(): Promise<void> {
     if (!this.lifecycle.reached('published') || this.isIdle()) return Promise.resolve()
+    // While the drain waits to start, its start's promise settles once the agent is idle after it (`Drain`).
+    return this.drain.shareStart() ?? this.idle()
+  }
+
+  /** After the drain's first call (`DrainHost`): `undefined` when idle or disposing, else a promise settled at idle. */
+  idleAfterStart(): Promise<void> | undefined {
+    return this.isIdle() || this.disposing ? undefined : this.idle()
+  }
+
+  private idle(): Promise<void> {
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 

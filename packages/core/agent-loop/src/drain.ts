@@ -21,6 +21,8 @@ export interface DrainHost extends TurnHost, Agent {
   hasWork(): boolean
   kick(): void
   settleIdle(): void
+  /** `undefined` when the agent is idle (or disposing), else a promise that settles once it is (see `whenIdle`). */
+  idleAfterStart(): Promise<void> | undefined
   setStatus(status: AgentStatus): void
 }
 
@@ -43,6 +45,12 @@ const STARTED: Promise<void> = Promise.resolve()
  * loop; a round that must wait (a turn, a task) chains the next round on
  * that promise with callbacks made once per agent. A drain costs one
  * promise to start and one per turn that waited, and no async frame.
+ *
+ * The start's promise doubles as `whenIdle()`'s while the drain waits to
+ * start (`shareStart`): it then settles once the agent is idle after the
+ * drain's first call (at once when that call left it idle, the usual case of
+ * a turn that waited for nothing), so an admission followed by `whenIdle()`
+ * costs one promise, not two.
  */
 export class Drain {
   /** From `start()` until the drain's last round ended (its status back to `idle`). */
@@ -51,6 +59,10 @@ export class Drain {
   private turnsBefore = 0
   /** `stopped()` callers, settled when the drain ends. */
   private waiters: Array<() => void> = []
+  /** The start's promise from `start()` until the drain's first call runs, else `undefined`. */
+  private starting: Promise<void> | undefined = undefined
+  /** `whenIdle()` was handed `starting`: the first call's promise then settles once the agent is idle. */
+  private shared = false
 
   constructor(private readonly agent: DrainHost) {}
 
@@ -66,8 +78,28 @@ export class Drain {
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
+  /**
+   * The start's promise, for `whenIdle()`, while the drain waits to start
+   * (`undefined` otherwise): it settles once the agent is idle after the
+   * drain's first call.
+   */
+  shareStart(): Promise<void> | undefined {
+    if (this.starting === undefined) return undefined
+    this.shared = true
+    return this.starting
+  }
+
   private readonly begin = (): void => {
-    void STARTED.then(this.round)
+    this.starting = STARTED.then(this.first)
+  }
+
+  /** The drain's first call. The flag is read before the rounds: a start they schedule is shared apart. */
+  private readonly first = (): Promise<void> | undefined => {
+    const shared = this.shared
+    this.shared = false
+    this.starting = undefined
+    this.round()
+    return shared ? this.agent.idleAfterStart() : undefined
   }
 
   /** Runs rounds until one must wait (chained) or the drain ends. */

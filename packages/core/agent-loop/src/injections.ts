@@ -134,7 +134,7 @@ export class InjectionRouter {
 export function appendEarly(log: LogWriter, turn: TurnState): void {
   const early = turn.early!
   turn.early = undefined
-  for (const placed of early) log.append('user/message', userMessageData(placed))
+  for (let i = 0; i < early.length; i++) log.append('user/message', userMessageData(early[i]!))
 }
 
 /** Appends a step's deferred injections, including any injected while they are being appended. */

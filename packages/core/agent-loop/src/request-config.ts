@@ -13,6 +13,9 @@ export interface HeaderState extends Omit<SessionEventMap['request/header'], 'to
   toolsJson: string
 }
 
+/** The source of a step's assistant messages: the route that answered. */
+export type ModelSource = { readonly kind: 'model'; readonly provider: string; readonly model: string }
+
 /** A call config whose route is complete: what a request is prepared from. */
 export type RoutedConfig = LlmCallConfig & { provider: string; model: string }
 
@@ -38,6 +41,7 @@ export type RoutedConfig = LlmCallConfig & { provider: string; model: string }
  */
 export class RequestConfig {
   private vars: PromptVars | undefined
+  private source: ModelSource | undefined
   private header: HeaderState | undefined
   private headerReason: 'initial' | 'resume' | 'change'
   /** The effort to restore on this instance's first request, when its route matches the log's. */
@@ -91,6 +95,11 @@ export class RequestConfig {
    */
   request(agent: Agent, turn: number, step: number, signal: AbortSignal): LlmCallConfig | Promise<LlmCallConfig> {
     if (!this.checkpoints.heard('agent/request')) return this.ownBase
+    return this.heardRequest(agent, turn, step, signal)
+  }
+
+  /** `agent/request` dispatched (its closure made here: no context per call of `request`). */
+  private heardRequest(agent: Agent, turn: number, step: number, signal: AbortSignal): LlmCallConfig | Promise<LlmCallConfig> {
     const base = this.base()
     return this.checkpoints.waterfall('agent/request', [agent, turn, step, base, signal], () => base)
   }
@@ -123,6 +132,17 @@ export class RequestConfig {
     if (vars && vars.provider === provider && vars.model === model) return vars
     const cwd = this.session.meta.cwd
     return (this.vars = Object.freeze(cwd === undefined ? { provider, model } : { provider, model, cwd }))
+  }
+
+  /**
+   * The source of the assistant messages of a step on this route: one frozen
+   * object reused while the route does not change (a step's answer is
+   * deep-frozen with its source; a frozen one is not walked again).
+   */
+  modelSource(provider: string, model: string): ModelSource {
+    const source = this.source
+    if (source && source.provider === provider && source.model === model) return source
+    return (this.source = Object.freeze({ kind: 'model', provider, model }))
   }
 
   /**

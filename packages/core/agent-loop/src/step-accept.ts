@@ -101,14 +101,17 @@ function runBatch(host: TurnHost, state: TurnState, current: StepState): StepOut
   const { turn, step } = current
   current.batch = new ToolBatch(current.calls, host, env.tools, host.agent, turn, step, env.maxParallelToolCalls, holder)
   const ran = current.batch.run()
-  if (ran) {
-    return ran.then(() => {
-      checkAborted(holder)
-      return settleStep(host, state, current)
-    })
-  }
+  if (ran) return settleLater(host, state, current, ran)
   checkAborted(holder)
   return settleStep(host, state, current)
+}
+
+/** The rest of the step once its batch ended (a closure made here: no context per call of `runBatch`). */
+function settleLater(host: TurnHost, state: TurnState, current: StepState, ran: Promise<void>): Promise<StepOutcome> {
+  return ran.then(() => {
+    checkAborted(state.holder)
+    return settleStep(host, state, current)
+  })
 }
 
 /** The calls' contexts and deferred injections, the steering checkpoint, `agent/post-step` (awaited only when heard), `step/end`. */
@@ -118,7 +121,11 @@ function settleStep(host: TurnHost, state: TurnState, current: StepState): StepO
   stopDeferring(host, current)
   if (!host.checkpoints.heard('agent/post-step')) return endStep(host, state, current)
   const posted = host.checkpoints.serial('agent/post-step', [host.agent, current.turn, current.step, state.holder.signal])
-  return posted instanceof Promise ? posted.then(() => endStep(host, state, current)) : endStep(host, state, current)
+  return posted instanceof Promise ? endStepLater(host, state, current, posted) : endStep(host, state, current)
+}
+
+function endStepLater(host: TurnHost, state: TurnState, current: StepState, posted: Promise<unknown>): Promise<StepOutcome> {
+  return posted.then(() => endStep(host, state, current))
 }
 
 function endStep(host: TurnHost, state: TurnState, current: StepState): StepOutcome {

@@ -1,4 +1,4 @@
-import type { LlmCallConfig, Message, PreparedCall, StreamRequest, UserMessage } from '@deepseek-ai/dsh-llm'
+import type { LlmCallConfig, LlmRequest, Message, PreparedCall, SessionId, StreamRequest, UserMessage } from '@deepseek-ai/dsh-llm'
 import type { AssembledContext } from '@deepseek-ai/dsh-system-prompt'
 import { checkAborted } from './cancellation'
 import { checkEntered, pluginBug } from './decision-checks'
@@ -73,16 +73,23 @@ function enter(
   const current = enterBatch(host, state, step, proposal, entered)
   const messages = host.session.deriveMessages()
   const requested = host.requests.request(host.agent, state.turn, step, state.holder.signal)
-  if (requested instanceof Promise) {
-    return requested.then((config) => {
-      checkAborted(state.holder)
-      return configure(host, state, current, messages, config)
-    })
-  }
+  if (requested instanceof Promise) return configureLater(host, state, current, messages, requested)
   // Checked whether or not the request waited: a listener of the step's entries (step/start, the batch's
   // messages) may have cancelled, and a cancelled step assembles no system prompt and prepares no call.
   checkAborted(state.holder)
   return configure(host, state, current, messages, requested)
+}
+
+/*
+ * Each phase's continuation after a wait is made in a `…Later` function of
+ * its own: a closure in the phase would make V8 allocate a context for the
+ * variables it captures on every call, waited or not (see `turn.ts`).
+ */
+function configureLater(host: TurnHost, state: TurnState, current: StepState, messages: readonly Message[], requested: Promise<LlmCallConfig>): Promise<PreparedStep> {
+  return requested.then((config) => {
+    checkAborted(state.holder)
+    return configure(host, state, current, messages, config)
+  })
 }
 
 /** Settles the call config and assembles the system text and tools for its route. */
@@ -97,13 +104,22 @@ function configure(
   const config = requests.settle(requested)
   // A promise only when a system-prompt/assemble listener made it one (the cached render otherwise).
   const context = host.env.systemPrompt.contextFor(host.agent, requests.promptVars(config.provider, config.model))
-  if (context instanceof Promise) {
-    return context.then((assembled) => {
-      checkAborted(state.holder)
-      return bind(host, state, current, messages, config, assembled)
-    })
-  }
+  if (context instanceof Promise) return bindLater(host, state, current, messages, config, context)
   return bind(host, state, current, messages, config, context)
+}
+
+function bindLater(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  config: RoutedConfig,
+  context: Promise<AssembledContext>,
+): Promise<PreparedStep> {
+  return context.then((assembled) => {
+    checkAborted(state.holder)
+    return bind(host, state, current, messages, config, assembled)
+  })
 }
 
 /** Prepares the call: one adapter registration for the whole step. */
@@ -116,13 +132,22 @@ function bind(
   context: AssembledContext,
 ): PreparedStep | Promise<PreparedStep> {
   const call = host.requests.prepareCall(config, state.holder.signal)
-  if (call instanceof Promise) {
-    return call.then((prepared) => {
-      checkAborted(state.holder)
-      return seal(host, state, current, messages, prepared, context)
-    })
-  }
+  if (call instanceof Promise) return sealLater(host, state, current, messages, call, context)
   return seal(host, state, current, messages, call, context)
+}
+
+function sealLater(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  call: Promise<PreparedCall>,
+  context: AssembledContext,
+): Promise<PreparedStep> {
+  return call.then((prepared) => {
+    checkAborted(state.holder)
+    return seal(host, state, current, messages, prepared, context)
+  })
 }
 
 /** Logs the header when it changed and, with durability `'step'`, flushes; then the request. */
@@ -136,13 +161,23 @@ function seal(
 ): PreparedStep | Promise<PreparedStep> {
   host.requests.logHeader(call.config, context.system, context.tools)
   const flushed = host.env.durability === 'step' ? host.flush() : undefined
-  if (flushed) {
-    return flushed.then(() => {
-      checkAborted(state.holder)
-      return finish(host, state, current, messages, call, context)
-    })
-  }
+  if (flushed) return finishLater(host, state, current, messages, call, context, flushed)
   return finish(host, state, current, messages, call, context)
+}
+
+function finishLater(
+  host: TurnHost,
+  state: TurnState,
+  current: StepState,
+  messages: readonly Message[],
+  call: PreparedCall,
+  context: AssembledContext,
+  flushed: Promise<void>,
+): Promise<PreparedStep> {
+  return flushed.then(() => {
+    checkAborted(state.holder)
+    return finish(host, state, current, messages, call, context)
+  })
 }
 
 /** The frozen request, marked as the loop's, and what `streamStep` dispatches. */
@@ -157,15 +192,8 @@ function finish(
   const { session, env } = host
   const { holder, turn } = state
   const effective = call.config
-  current.source = { kind: 'model', provider: effective.provider, model: effective.model }
-  const request = Object.freeze({
-    ...effective,
-    system: context.system,
-    tools: context.tools,
-    messages,
-    sessionId: session.id,
-  })
-  env.llm.markLoopRequest(request, {
+  current.source = host.requests.modelSource(effective.provider, effective.model)
+  env.llm.markLoopRequest(loopRequest(effective, context, messages, session.id), {
     sessionId: session.id,
     turn,
     step: current.step,
@@ -177,6 +205,21 @@ function finish(
     call,
     request: { system: context.system, tools: context.tools, messages, signal: holder.signal, sessionId: session.id },
   }
+}
+
+/**
+ * The frozen record of the request, as the invariant companion compares it
+ * with the log: the effective config's fields, then the system text, tools,
+ * messages and session. Built field by field (an object spread is a generic
+ * copy while the step runs unoptimized); the config's optional fields only
+ * when set, as the prepared call leaves them out of what the adapter gets.
+ */
+function loopRequest(effective: PreparedCall['config'], context: AssembledContext, messages: readonly Message[], sessionId: SessionId): LlmRequest {
+  const request: LlmRequest = { provider: effective.provider, model: effective.model, system: context.system, tools: context.tools, messages, sessionId }
+  if (effective.reasoningEffort !== undefined) request.reasoningEffort = effective.reasoningEffort
+  if (effective.maxTokens !== undefined) request.maxTokens = effective.maxTokens
+  if (effective.temperature !== undefined) request.temperature = effective.temperature
+  return Object.freeze(request)
 }
 
 /** The proposed batch's messages (one shared empty array for an empty batch). */
@@ -205,7 +248,12 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
   host.appendBuilt('step/start', { turn, step })
   current.logged = true
   let dropped: Set<string> | undefined
-  for (const message of proposal.steering) if (!host.inboxState.dequeue(message)) (dropped ??= new Set()).add(message.id)
+  // Indexed loops: `for…of` makes an iterator per loop while this runs unoptimized (every step).
+  const steering = proposal.steering
+  for (let i = 0; i < steering.length; i++) {
+    const message = steering[i]!
+    if (!host.inboxState.dequeue(message)) (dropped ??= new Set()).add(message.id)
+  }
   const entries = proposal.entries
   if (entered === undefined) {
     for (let i = 0; i < entries.length; i++) enterProposed(host, entries[i]!, dropped)

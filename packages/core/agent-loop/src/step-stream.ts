@@ -39,10 +39,15 @@ export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedS
   current.assembler = assembler
   const stream = prepared.call.stream(prepared.request) as AsyncIterable<StreamChunk> & Pumpable
   const sink = chunkSink(host, holder, current, assembler)
-  if (typeof stream.pump !== 'function') return iterate(stream, sink).then(() => finish(holder, assembler))
+  if (typeof stream.pump !== 'function') return finishLater(holder, assembler, iterate(stream, sink))
   // Every chunk at hand (an in-memory model): the step goes on in the same tick, with no promise.
   const pending = stream.pump(sink)
-  return pending === undefined ? finish(holder, assembler) : pending.then(() => finish(holder, assembler))
+  return pending === undefined ? finish(holder, assembler) : finishLater(holder, assembler, pending)
+}
+
+/** The response once the stream finished (a closure made here, not in `streamStep`: no context per step there). */
+function finishLater(holder: TurnState['holder'], assembler: Assembler, finished: Promise<void>): Promise<AssembledResponse> {
+  return finished.then(() => finish(holder, assembler))
 }
 
 /**
@@ -54,10 +59,19 @@ export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedS
 function chunkSink(host: TurnHost, holder: TurnState['holder'], current: PreparedStep['step'], assembler: Assembler): (chunk: StreamChunk) => boolean {
   const { turn, step } = current
   const seqs = current.chunkSeqs
+  const session = host.session
   return (chunk) => {
     // The holder's `aborted`, which always agrees with its signal's (the holder owns the controller).
     if (holder.aborted) return false
-    seqs.push(host.append('assistant/chunk', { turn, step, chunk }).seq)
+    let seq: number
+    // Straight to the session (a wrapped `append` included), not through the agent's `append`: one call
+    // level less per chunk. A refusal is the same refused-write rule (`TurnHost.refused`).
+    try {
+      seq = session.append('assistant/chunk', { turn, step, chunk }).seq
+    } catch (error) {
+      throw host.refused('assistant/chunk', error)
+    }
+    seqs.push(seq)
     assembler.push(chunk)
     return true
   }

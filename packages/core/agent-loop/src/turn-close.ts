@@ -63,6 +63,11 @@ function endTurn(host: TurnHost, state: TurnState): Promise<void> | undefined {
     if (state.terminal !== undefined) host.endTerminalWindow()
     return undefined
   }
+  return afterFlush(host, state, flushed)
+}
+
+/** The end of a turn whose flush had something to do (closures made here: no context per call of `endTurn`). */
+function afterFlush(host: TurnHost, state: TurnState, flushed: Promise<void>): Promise<void> {
   return flushed.then(
     () => {
       if (state.terminal !== undefined) host.endTerminalWindow()

@@ -1,4 +1,4 @@
-import type { Agent, AgentEventEmitter } from '@deepseek-ai/dsh-agent'
+import type { Agent, AgentError, AgentEventEmitter } from '@deepseek-ai/dsh-agent'
 import type { Session } from '@deepseek-ai/dsh-session'
 import type { Checkpoints } from './checkpoints'
 import type { Context } from './cordis'
@@ -67,6 +67,13 @@ export interface TurnHost extends BuiltLogWriter {
    * caller goes on without waiting.
    */
   flush(): Promise<void> | undefined
+  /**
+   * The refused-write rule for a write the turn makes on the session itself
+   * (the step's chunks, appended straight to `session.append`, one call level
+   * less per chunk than `append`): fails the agent with `APPEND_REFUSED` for
+   * the refused `type` and returns the agent's failure, for the caller to throw.
+   */
+  refused(type: string, error: unknown): AgentError
   /**
    * Emits `agent/error (turn, step, failure)` for the agent's failure, once
    * for the agent's whole life; does nothing when the agent has not failed

@@ -4,6 +4,7 @@ import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
 import { TurnHolder } from './cancellation'
 import { ChunkSeqs } from './chunk-seqs'
 import type { PlacedMessage } from './placement'
+import type { ModelSource } from './request-config'
 import type { ToolBatch } from './tool-batch'
 
 /** One message of a step's proposed batch, with the event type it keeps if entered as is. */
@@ -62,7 +63,7 @@ export class StepState {
   declare ended: boolean
   declare calls: readonly ToolCallBlock[]
   /** The route that answers this step, once the call is prepared. */
-  declare source: { kind: 'model'; provider: string; model: string } | undefined
+  declare source: ModelSource | undefined
   declare batch: ToolBatch | undefined
   declare resultsDone: boolean
   declare wroteSteering: boolean

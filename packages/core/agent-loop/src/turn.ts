@@ -1,5 +1,6 @@
-import type { AgentMessage, ContinuationDecision, PromptDecision, RequestErrorDecision } from '@deepseek-ai/dsh-agent'
-import { createUserMessage, type AssembledResponse } from '@deepseek-ai/dsh-llm'
+import type { AdditionalContext, AgentMessage, ContinuationDecision, PromptDecision, RequestErrorDecision } from '@deepseek-ai/dsh-agent'
+import { createUserMessage, type AssembledResponse, type ContentBlock } from '@deepseek-ai/dsh-llm'
+import type { TurnEndReason } from '@deepseek-ai/dsh-session'
 import { TurnAborted, checkAborted } from './cancellation'
 import { checkContinuation, checkPromptDecision } from './decision-checks'
 import { appendEarly } from './injections'
@@ -57,6 +58,20 @@ export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise
     return closeAfter(host, state, error)
   }
   if (driven === undefined) return closeTurn(host, state)
+  return closeLater(host, state, driven)
+}
+
+/*
+ * Continuations of a phase that got a promise are made in small functions of
+ * their own (`…Later`), never in the phase itself: a closure in a function
+ * makes V8 allocate a context for the variables it captures on every call of
+ * that function, taken branch or not (about 60 bytes per phase, a dozen
+ * phases per step, while the step runs unoptimized), and keeps the rare path
+ * out of the hot one's compiled code.
+ */
+
+/** The close of a turn whose drive had to wait. */
+function closeLater(host: TurnHost, state: TurnState, driven: Promise<void>): Promise<void> {
   return driven.then(
     () => closeTurn(host, state),
     (error: unknown) => closeAfter(host, state, error),
@@ -90,15 +105,19 @@ function driveTurn(host: TurnHost, state: TurnState, item: AgentMessage | undefi
   // A listener of the claim or of turn/start may have cancelled already: no policy runs for a dead turn.
   checkAborted(state.holder)
   if (!item) return steps(host, state, 1, proposeSteering(host))
+  // Nobody listens to the prompt policy: the decision is the admitted item itself, made no object of.
+  if (!host.checkpoints.heard('agent/prompt-submit')) return steps(host, state, 1, proposeItem(item, item.content, item.contexts, true))
   const decision = promptPolicy(host, state, item)
-  if (decision instanceof Promise) {
-    return decision.then((settled) => {
-      checkAborted(state.holder)
-      return steps(host, state, 1, proposePrompt(state, item, settled))
-    })
-  }
+  if (decision instanceof Promise) return promptLater(host, state, item, decision)
   checkAborted(state.holder)
   return steps(host, state, 1, proposePrompt(state, item, decision))
+}
+
+function promptLater(host: TurnHost, state: TurnState, item: AgentMessage, decision: Promise<PromptDecision>): Promise<void> {
+  return decision.then((settled) => {
+    checkAborted(state.holder)
+    return steps(host, state, 1, proposePrompt(state, item, settled))
+  })
 }
 
 /** Step 1's batch from the prompt policy's decision; `undefined` (the turn ends `blocked`) for a block. */
@@ -109,7 +128,12 @@ function proposePrompt(state: TurnState, item: AgentMessage, decision: PromptDec
   }
   // Only the admitted content itself may skip the log's check: a prompt-submit listener may hand back its own.
   const admitted = decision.content === item.content && decision.additionalContexts === item.contexts
-  const placed = placeInput(item.id, decision.content, item.source, decision.additionalContexts, item.placement)
+  return proposeItem(item, decision.content, decision.additionalContexts, admitted)
+}
+
+/** Step 1's batch: the item's request placed with `content` and `contexts` (`admitted`: the item's own). */
+function proposeItem(item: AgentMessage, content: readonly ContentBlock[], contexts: readonly AdditionalContext[], admitted: boolean): Proposal {
+  const placed = placeInput(item.id, content, item.source, contexts, item.placement)
   const entries: ProposedEntry[] = []
   for (let i = 0; i < placed.length; i++) entries.push({ placed: placed[i]!, type: 'user/message', admitted })
   return { entries, steering: NO_STEERING }
@@ -121,10 +145,14 @@ function steps(host: TurnHost, state: TurnState, step: number, proposal: Proposa
     // One step (R-LOOP-2): prepare (step-prepare.ts) → stream (step-stream.ts) → accept (step-accept.ts).
     const next = runStep(host, state, step, proposal)
     step++
-    if (next instanceof Promise) return new Promise<void>((resolve, reject) => awaitSteps(host, state, step, next, resolve, reject))
+    if (next instanceof Promise) return stepsLater(host, state, step, next)
     proposal = next
   }
   return undefined
+}
+
+function stepsLater(host: TurnHost, state: TurnState, step: number, next: Promise<Next>): Promise<void> {
+  return new Promise<void>((resolve, reject) => awaitSteps(host, state, step, next, resolve, reject))
 }
 
 /**
@@ -158,21 +186,33 @@ type Next = Proposal | undefined
 
 function runStep(host: TurnHost, state: TurnState, step: number, proposal: Proposal): Next | Promise<Next> {
   const prepared = prepareStep(host, state, step, proposal)
-  if (prepared instanceof Promise) return prepared.then((ready) => stream(host, state, step, ready))
+  if (prepared instanceof Promise) return streamLater(host, state, step, prepared)
   return stream(host, state, step, prepared)
+}
+
+function streamLater(host: TurnHost, state: TurnState, step: number, prepared: Promise<PreparedStep | undefined>): Promise<Next> {
+  return prepared.then((ready) => stream(host, state, step, ready))
 }
 
 function stream(host: TurnHost, state: TurnState, step: number, prepared: PreparedStep | undefined): Next | Promise<Next> {
   if (!prepared) return afterStep(host, state, step, REJECTED)
   const response = streamStep(host, state, prepared)
-  if (response instanceof Promise) return response.then((assembled) => accept(host, state, step, prepared, assembled))
+  if (response instanceof Promise) return acceptLater(host, state, step, prepared, response)
   return accept(host, state, step, prepared, response)
+}
+
+function acceptLater(host: TurnHost, state: TurnState, step: number, prepared: PreparedStep, response: Promise<AssembledResponse>): Promise<Next> {
+  return response.then((assembled) => accept(host, state, step, prepared, assembled))
 }
 
 function accept(host: TurnHost, state: TurnState, step: number, prepared: PreparedStep, response: AssembledResponse): Next | Promise<Next> {
   const accepted = acceptStep(host, state, prepared.step, response)
-  if (accepted instanceof Promise) return accepted.then((outcome) => afterStep(host, state, step, outcome))
+  if (accepted instanceof Promise) return afterStepLater(host, state, step, accepted)
   return afterStep(host, state, step, accepted)
+}
+
+function afterStepLater(host: TurnHost, state: TurnState, step: number, accepted: Promise<StepOutcome>): Promise<Next> {
+  return accepted.then((outcome) => afterStep(host, state, step, outcome))
 }
 
 /** What follows a step: the end, a retry's new step (recovery), or the continuation's decision. */
@@ -182,22 +222,29 @@ function afterStep(host: TurnHost, state: TurnState, step: number, outcome: Step
     state.end = { kind: 'stopped', by: 'pre-step' }
     return undefined
   }
-  if (outcome.kind === 'failed') {
-    return recover(host, state, step, outcome).then((decision) => {
-      checkAborted(state.holder)
-      if (decision?.kind === 'retry') {
-        state.priorFailures.push(outcome.failure)
-        return proposeSteering(host)
-      }
-      state.failure = { error: outcome.error, step }
-      state.end = { kind: 'error', failure: outcome.failure }
-      return undefined
-    })
-  }
-  state.priorFailures.length = 0
+  if (outcome.kind === 'failed') return recovered(host, state, step, outcome)
+  if (state.priorFailures.length !== 0) state.priorFailures.length = 0
   const decision = continuation(host, state, outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering)
-  if (decision instanceof Promise) return decision.then((settled) => decide(host, state, settled))
+  if (decision instanceof Promise) return decideLater(host, state, decision)
   return decide(host, state, decision)
+}
+
+/** A failed step: `agent/request-error` decides between a retry's new step and the turn's end. */
+function recovered(host: TurnHost, state: TurnState, step: number, outcome: Extract<StepOutcome, { kind: 'failed' }>): Promise<Next> {
+  return recover(host, state, step, outcome).then((decision) => {
+    checkAborted(state.holder)
+    if (decision?.kind === 'retry') {
+      state.priorFailures.push(outcome.failure)
+      return proposeSteering(host)
+    }
+    state.failure = { error: outcome.error, step }
+    state.end = { kind: 'error', failure: outcome.failure }
+    return undefined
+  })
+}
+
+function decideLater(host: TurnHost, state: TurnState, decision: Promise<ContinuationDecision>): Promise<Next> {
+  return decision.then((settled) => decide(host, state, settled))
 }
 
 /** The continuation's decision: the next step's batch, or the turn's end (after `agent/turn-stopping` and a last steering drain). */
@@ -213,33 +260,36 @@ function decide(host: TurnHost, state: TurnState, decision: ContinuationDecision
   }
   if (host.checkpoints.heard('agent/turn-stopping')) {
     const stopping = host.checkpoints.serial('agent/turn-stopping', [host.agent, state.turn, holder.signal])
-    if (stopping instanceof Promise) {
-      return stopping.then(() => {
-        checkAborted(holder)
-        return lastDrain(host, state)
-      })
-    }
+    if (stopping instanceof Promise) return lastDrainLater(host, state, stopping)
     checkAborted(holder)
   }
   return lastDrain(host, state)
 }
 
+function lastDrainLater(host: TurnHost, state: TurnState, stopping: Promise<unknown>): Promise<Next> {
+  return stopping.then(() => {
+    checkAborted(state.holder)
+    return lastDrain(host, state)
+  })
+}
+
 /** A natural stop: steering that arrived meanwhile opens one more step, else the turn completed. */
 function lastDrain(host: TurnHost, state: TurnState): Next {
   if (host.inboxState.hasSteering) return proposeSteering(host)
-  state.end = { kind: 'completed' }
+  state.end = COMPLETED
   return undefined
 }
 
+/** The end of a completed turn, shared (the log freezes what it keeps; this is frozen already). */
+const COMPLETED: TurnEndReason = Object.freeze({ kind: 'completed' })
+
 /**
- * The prompt policy waterfall for a claimed ordinary item (R-IN-2), checked.
- * Synchronous when nobody listens: the turn awaits only a real dispatch. With
- * no listener the decision is the admitted item itself, validated and frozen
- * at admission, so it is not checked again.
+ * The prompt policy waterfall for a claimed ordinary item (R-IN-2), checked;
+ * run only when heard (with no listener the turn proposes the admitted item
+ * itself, validated and frozen at admission: see `driveTurn`).
  */
 function promptPolicy(host: TurnHost, state: TurnState, item: AgentMessage): PromptDecision | Promise<PromptDecision> {
   const allow: PromptDecision = { kind: 'allow', content: item.content, additionalContexts: item.contexts }
-  if (!host.checkpoints.heard('agent/prompt-submit')) return allow
   const decision = host.checkpoints.waterfall('agent/prompt-submit', [host.agent, item.content, item.source, state.holder.signal], () => allow)
   return decision instanceof Promise ? decision.then(checkPromptDecision) : checkPromptDecision(decision)
 }
@@ -286,7 +336,11 @@ const STOP: ContinuationDecision = Object.freeze({ kind: 'stop', by: 'default' }
  * checked; synchronous when nobody listens, and then the default itself.
  */
 function continuation(host: TurnHost, state: TurnState, more: boolean): ContinuationDecision | Promise<ContinuationDecision> {
-  if (!host.checkpoints.heard('agent/turn-continuation')) return more ? CONTINUE : STOP
+  return host.checkpoints.heard('agent/turn-continuation') ? heardContinuation(host, state, more) : more ? CONTINUE : STOP
+}
+
+/** `agent/turn-continuation` dispatched (its closure made here: no context per call of `continuation`). */
+function heardContinuation(host: TurnHost, state: TurnState, more: boolean): ContinuationDecision | Promise<ContinuationDecision> {
   // Listeners get a fresh default of their own.
   const fallback: ContinuationDecision = more ? { kind: 'continue' } : { kind: 'stop', by: 'default' }
   const decision = host.checkpoints.waterfall('agent/turn-continuation', [host.agent, state.turn, fallback, state.holder.signal], () => fallback)
