@@ -74,6 +74,9 @@ const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool
  */
 const PIECE = 4096
 
+/** Blocks a message may have before the assembler indexes them in maps (lookups scan up to this many). */
+const SCAN = 16
+
 /**
  * One content block under construction. One shape for every kind keeps the
  * hot path monomorphic. Its fields are `declare`d and set in the constructor:
@@ -152,13 +155,16 @@ function parses(json: string): boolean {
 }
 
 class StreamAssembler implements Assembler {
-  /** The blocks by index, for the deltas of a block that is not the last one fed. */
-  private declare readonly blocks: Map<number, BlockBuilder>
+  /**
+   * The blocks by index and the tool-call blocks by id, built once a message
+   * has more than `SCAN` blocks; before that (every usual answer) a lookup
+   * scans `opened`, and an assembler costs no map.
+   */
+  private declare byIndex: Map<number, BlockBuilder> | undefined
+  private declare byId: Map<string, BlockBuilder> | undefined
   /** The blocks in the order they opened; `inOrder` while that is also index order (the usual case). */
   private declare readonly opened: BlockBuilder[]
   private declare inOrder: boolean
-  /** The ids of the tool-call blocks opened so far, to the block index that holds each. */
-  private declare readonly callIds: Map<string, number>
   private declare last: BlockBuilder | undefined
   private declare usage: TokenUsage | undefined
   private declare finish: FinishReason | undefined
@@ -167,10 +173,10 @@ class StreamAssembler implements Assembler {
 
   // Fields set here, not as class fields (see `BlockBuilder`).
   constructor() {
-    this.blocks = new Map()
+    this.byIndex = undefined
+    this.byId = undefined
     this.opened = objectList()
     this.inOrder = true
-    this.callIds = new Map()
     this.last = undefined
     this.usage = undefined
     this.finish = undefined
@@ -237,7 +243,7 @@ class StreamAssembler implements Assembler {
         this.malformed(n, `index must be a non-negative integer (got ${String(index)})`)
         return undefined
       }
-      block = this.blocks.get(index)
+      block = this.find(index)
       if (block === undefined) {
         block = this.open(index, kind, undefined, undefined)
       }
@@ -258,16 +264,15 @@ class StreamAssembler implements Assembler {
     let block = this.last
     if (block === undefined || block.index !== index) {
       if (!isIndex(index)) return this.malformed(n, `index must be a non-negative integer (got ${String(index)})`)
-      block = this.blocks.get(index)
+      block = this.find(index)
       if (block === undefined) {
         if (id === undefined || name === undefined) {
           return this.malformed(n, `the first tool-call-delta of block ${index} must carry both id and name`)
         }
-        const holder = this.callIds.get(id)
+        const holder = this.callWithId(id)
         if (holder !== undefined) {
-          return this.malformed(n, `tool call ${index} has the id ${JSON.stringify(id)} of tool call ${holder}; the ids of one message's tool calls must differ`)
+          return this.malformed(n, `tool call ${index} has the id ${JSON.stringify(id)} of tool call ${holder.index}; the ids of one message's tool calls must differ`)
         }
-        this.callIds.set(id, index)
         block = this.open(index, TOOL_CALL, id, name)
       }
       this.last = block
@@ -287,11 +292,44 @@ class StreamAssembler implements Assembler {
 
   private open(index: number, kind: Kind, id: string | undefined, name: string | undefined): BlockBuilder {
     const block = new BlockBuilder(index, kind, id, name)
-    this.blocks.set(index, block)
     const opened = this.opened
     if (opened.length !== 0 && opened[opened.length - 1]!.index > index) this.inOrder = false
     opened.push(block)
+    if (this.byIndex !== undefined) this.remember(block)
+    else if (opened.length > SCAN) this.indexAll()
     return block
+  }
+
+  /** The block at `index`, if one was opened. */
+  private find(index: number): BlockBuilder | undefined {
+    if (this.byIndex !== undefined) return this.byIndex.get(index)
+    const opened = this.opened
+    for (let i = 0; i < opened.length; i++) if (opened[i]!.index === index) return opened[i]
+    return undefined
+  }
+
+  /** The tool-call block with `id`, if one was opened. */
+  private callWithId(id: string): BlockBuilder | undefined {
+    if (this.byId !== undefined) return this.byId.get(id)
+    const opened = this.opened
+    for (let i = 0; i < opened.length; i++) {
+      const block = opened[i]!
+      if (block.kind === TOOL_CALL && block.id === id) return block
+    }
+    return undefined
+  }
+
+  /** Builds the maps once the message has more blocks than a scan should walk. */
+  private indexAll(): void {
+    this.byIndex = new Map()
+    this.byId = new Map()
+    const opened = this.opened
+    for (let i = 0; i < opened.length; i++) this.remember(opened[i]!)
+  }
+
+  private remember(block: BlockBuilder): void {
+    this.byIndex!.set(block.index, block)
+    if (block.kind === TOOL_CALL) this.byId!.set(block.id!, block)
   }
 
   /** The blocks in index order. */

@@ -1,7 +1,7 @@
 import type { ContentBlock, MessageSource, ToolCallBlock } from './content'
 import { newMessageId, type CallId, type MessageId } from './ids'
 import { deepFreeze } from './json'
-import { TextRecord, objectList, type Mutable } from './records'
+import { TextRecord, ToolResultRecord, ToolSourceRecord, objectList, type Mutable } from './records'
 
 /**
  * One message of a conversation. Messages that cross the session boundary are
@@ -105,10 +105,10 @@ export function createToolResultMessage(options: {
   const inner = frozenContent(options.content)
   const block: ContentBlock = options.isError
     ? { type: 'tool-result', toolCallId: callId, content: inner, isError: true }
-    : { type: 'tool-result', toolCallId: callId, content: inner }
+    : new ToolResultRecord(callId, inner)
   const content = objectList<ContentBlock>()
   content.push(Object.freeze(block))
-  const message = new MessageRecord(options.id ?? newMessageId(), 'user', Object.freeze(content), Object.freeze({ kind: 'tool', callId }))
+  const message = new MessageRecord(options.id ?? newMessageId(), 'user', Object.freeze(content), Object.freeze(new ToolSourceRecord(callId)))
   return Object.freeze(message) as UserMessage
 }
 

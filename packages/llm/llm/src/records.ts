@@ -14,7 +14,7 @@
  * compare, print, clone and serialize as the literals did), with the same own
  * keys in the same order. Lists are `Array`s.
  */
-import type { TextBlock, ToolCallBlock } from './content'
+import type { ContentBlock, MessageSourceMap, TextBlock, ToolCallBlock, ToolResultBlock } from './content'
 import type { CallId } from './ids'
 
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -34,6 +34,21 @@ export const ToolCallRecord = function (this: Mutable<ToolCallBlock>, id: CallId
   this.arguments = args
 } as unknown as new (id: CallId, name: string, args: string) => ToolCallBlock
 ToolCallRecord.prototype = Object.prototype
+
+/** `{ type: 'tool-result', toolCallId, content }` (unfrozen; a failed call's block, with `isError`, stays a literal). */
+export const ToolResultRecord = function (this: Mutable<ToolResultBlock>, toolCallId: CallId, content: readonly ContentBlock[]) {
+  this.type = 'tool-result'
+  this.toolCallId = toolCallId
+  this.content = content
+} as unknown as new (toolCallId: CallId, content: readonly ContentBlock[]) => ToolResultBlock
+ToolResultRecord.prototype = Object.prototype
+
+/** `{ kind: 'tool', callId }` (unfrozen). */
+export const ToolSourceRecord = function (this: Mutable<MessageSourceMap['tool']>, callId: CallId) {
+  this.kind = 'tool'
+  this.callId = callId
+} as unknown as new (callId: CallId) => MessageSourceMap['tool']
+ToolSourceRecord.prototype = Object.prototype
 
 const NO_OBJECTS: object[] = [{}]
 NO_OBJECTS.pop()

@@ -258,4 +258,32 @@ describe('createAssembler', () => {
     }
     expect(assemble(chunks()).content).toEqual([{ type: 'text', text: 'x' }])
   })
+
+  it('a message with many blocks (past the point where the assembler indexes them) assembles and refuses as one with few', () => {
+    const count = 40
+    // Blocks opened in reverse index order, then every block fed a second delta in index order: each lookup misses `last`.
+    const opening: StreamChunk[] = []
+    for (let i = count - 1; i >= 0; i--) {
+      opening.push(
+        i % 2 === 0
+          ? { type: 'text-delta', index: i, text: `t${i}` }
+          : { type: 'tool-call-delta', index: i, id: CallId(`c${i}`), name: 'f', argumentsDelta: '{"a":' },
+      )
+    }
+    const second: StreamChunk[] = []
+    for (let i = 0; i < count; i++) {
+      second.push(i % 2 === 0 ? { type: 'text-delta', index: i, text: '.' } : { type: 'tool-call-delta', index: i, id: CallId(`c${i}`), argumentsDelta: `${i}}` })
+    }
+    const expected = Array.from({ length: count }, (_, i) =>
+      i % 2 === 0 ? { type: 'text', text: `t${i}.` } : { type: 'tool-call', id: `c${i}`, name: 'f', arguments: `{"a":${i}}` },
+    )
+    expect(assemble([...opening, ...second, toolCalls])).toEqual({ content: expected, finishReason: { kind: 'tool-calls' } })
+    // A new call with the id of an earlier one is refused, found among many (the first 16 and the later ones alike).
+    for (const earlier of [1, 39]) {
+      const duplicate: StreamChunk = { type: 'tool-call-delta', index: count, id: CallId(`c${earlier}`), name: 'f', argumentsDelta: '{}' }
+      expect(assemble([...opening, duplicate, toolCalls]).finishReason).toEqual(
+        malformed(`malformed model stream at chunk ${count}: tool call ${count} has the id "c${earlier}" of tool call ${earlier}; the ids of one message's tool calls must differ`),
+      )
+    }
+  })
 })
