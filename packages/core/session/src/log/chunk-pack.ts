@@ -1,5 +1,5 @@
 import { freezeChunk, Shape } from './chunk-shape'
-import { emptyList, presized, presizedDoubles } from './lists'
+import { emptyList } from './lists'
 import type { AnySessionEvent } from '../types'
 
 const INITIAL_CAPACITY = 1024
@@ -62,14 +62,15 @@ export class ChunkPack {
 
   /**
    * Runs of consecutive chunks of one step: the first chunk of each, its
-   * turn, step and base time; the first `runCount` entries are in use. The
-   * lists are pre-sized and written by index on every chunk (see `addEntry`).
+   * turn, step and base time (ms); the first `runCount` entries are in use.
+   * Columns, as the chunks' are (turns and steps are ordinals below 2³¹,
+   * `chunkDataShape`): written by index on every chunk (see `addEntry`),
+   * doubled by a copy when full, 20 bytes per run.
    */
-  private runStarts: number[] = presized(INITIAL_RUNS)
-  private runTurns: number[] = presized(INITIAL_RUNS)
-  private runSteps: number[] = presized(INITIAL_RUNS)
-  /** Times in ms (not small integers): built with double elements (`lists.ts`). */
-  private runTimes: number[] = presizedDoubles(INITIAL_RUNS)
+  private runStarts = new Int32Array(INITIAL_RUNS)
+  private runTurns = new Int32Array(INITIAL_RUNS)
+  private runSteps = new Int32Array(INITIAL_RUNS)
+  private runTimes = new Float64Array(INITIAL_RUNS)
   private runCount = 0
   private readonly objects: object[] = emptyList<object>(Object.prototype)
 
@@ -314,13 +315,13 @@ export class ChunkPack {
     return (this.lastPage = lastAtMost(starts, starts.length, i))
   }
 
-  /** Doubles the run lists (a pack's runs are its steps: rare). */
+  /** Doubles the run columns (a pack's runs are its steps: rare). */
   private growRuns(): void {
     const capacity = this.runStarts.length * 2
-    this.runStarts = extended(this.runStarts, capacity, 0)
-    this.runTurns = extended(this.runTurns, capacity, 0)
-    this.runSteps = extended(this.runSteps, capacity, 0)
-    this.runTimes = extended(this.runTimes, capacity, 0.5)
+    this.runStarts = grown(this.runStarts, new Int32Array(capacity))
+    this.runTurns = grown(this.runTurns, new Int32Array(capacity))
+    this.runSteps = grown(this.runSteps, new Int32Array(capacity))
+    this.runTimes = grown(this.runTimes, new Float64Array(capacity))
   }
 
   private grow(): void {
@@ -343,7 +344,7 @@ function splitOf(shape: Shape, index: number, first: number, second: number): nu
 }
 
 /** The last position whose value is ≤ `value` among the first `count` of an ascending array whose first value is ≤ `value`. */
-function lastAtMost(values: readonly number[], count: number, value: number): number {
+function lastAtMost(values: ArrayLike<number>, count: number, value: number): number {
   let lo = 0
   let hi = count - 1
   while (lo < hi) {
@@ -354,14 +355,7 @@ function lastAtMost(values: readonly number[], count: number, value: number): nu
   return lo
 }
 
-/** `list` followed by `filler` up to `capacity` entries (a new list, of the same elements kind). */
-function extended(list: number[], capacity: number, filler: number): number[] {
-  const longer = list.slice()
-  while (longer.length < capacity) longer.push(filler)
-  return longer
-}
-
-function grown<T extends Int32Array | Uint8Array | Uint16Array>(from: T, to: T): T {
+function grown<T extends Int32Array | Uint8Array | Uint16Array | Float64Array>(from: T, to: T): T {
   to.set(from as never)
   return to
 }

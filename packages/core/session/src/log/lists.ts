@@ -21,10 +21,3 @@ export function presized(capacity: number): number[] {
   for (let i = 0; i < capacity; i++) list.push(0)
   return list
 }
-
-/** A list of `capacity` numbers with double elements (times in ms), written by index. */
-export function presizedDoubles(capacity: number): number[] {
-  const list = [0.5]
-  for (let i = 1; i < capacity; i++) list.push(0.5)
-  return list
-}
