@@ -40,26 +40,33 @@ const MessageRecord = function (this: Mutable<Message>, id: MessageId, role: 'us
 MessageRecord.prototype = Object.prototype
 
 /**
- * A fresh, frozen content array holding `content`'s blocks, each deep-frozen
- * in place (the caller may share them). Copied by `push` into a new list, not
- * with `slice`: a list keeps the elements kind of the one it copies, and the
- * lists callers hand in differ (`Array.prototype.map` makes a packed list
- * when it runs in the interpreter and a holey one once V8 inlined it into
- * optimized code), which changed the hidden class of every message's content
- * mid-session and deoptimized every function that reads it. A pushed list is
- * packed whatever came in, so every message's content has one hidden class
- * (and it has no allocation site: see `records.ts`).
- * An iterable that is not an array is read with the iterator protocol.
+ * A fresh, frozen content list holding `content`'s blocks, each deep-frozen
+ * in place (the caller may share them). Not a `slice`: a list keeps the
+ * elements kind of the one it copies, and the lists callers hand in differ
+ * (`Array.prototype.map` makes a packed list when it runs in the interpreter
+ * and a holey one once V8 inlined it into optimized code), which changed the
+ * hidden class of every message's content mid-session and deoptimized every
+ * function that reads it. `Array.of` makes a packed list of exactly the
+ * blocks' length whatever came in (a list grown by `push` would keep spare
+ * capacity for the session's life: the log keeps every message), and, being
+ * made by a builtin, it has no allocation site (see `records.ts`). A hole
+ * becomes `undefined`, as a `for…of` copy would make it.
  */
 function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
-  const out = objectList<ContentBlock>()
-  if (typeof content === 'string') out.push(Object.freeze(new TextRecord(content)))
-  else if (Array.isArray(content)) {
-    for (let i = 0; i < content.length; i++) out.push(deepFreeze(content[i]))
-  } else {
-    for (const block of content) out.push(deepFreeze(block))
-  }
+  if (typeof content === 'string') return Object.freeze(Array.of<ContentBlock>(Object.freeze(new TextRecord(content))))
+  const out: ContentBlock[] = Array.isArray(content) && content.length <= SPREAD_LIMIT ? (Array.of.apply(Array, content as ContentBlock[]) as ContentBlock[]) : copied(content)
+  for (let i = 0; i < out.length; i++) deepFreeze(out[i])
   return Object.freeze(out)
+}
+
+/** Lists up to this long are copied by `Array.of` (its arguments are spread on the stack). */
+const SPREAD_LIMIT = 1024
+
+/** A packed copy of a long list or of an iterable that is not an array (rare: it keeps spare capacity). */
+function copied(content: Iterable<ContentBlock>): ContentBlock[] {
+  const out = objectList<ContentBlock>()
+  for (const block of content) out.push(block)
+  return out
 }
 
 /** A frozen message of `role`: its content copied and frozen, its source deep-frozen (in place). */
@@ -106,8 +113,7 @@ export function createToolResultMessage(options: {
   const block: ContentBlock = options.isError
     ? { type: 'tool-result', toolCallId: callId, content: inner, isError: true }
     : new ToolResultRecord(callId, inner)
-  const content = objectList<ContentBlock>()
-  content.push(Object.freeze(block))
+  const content = Array.of<ContentBlock>(Object.freeze(block))
   const message = new MessageRecord(options.id ?? newMessageId(), 'user', Object.freeze(content), Object.freeze(new ToolSourceRecord(callId)))
   return Object.freeze(message) as UserMessage
 }

@@ -79,6 +79,10 @@ describe('message constructors', () => {
       [{ type: 'text', text: '0' }, { type: 'text', text: '1' }],
       [{ type: 'text', text: '0' }, { type: 'text', text: '1' }],
     ])
+    // A long list (past the length copied in one call) keeps every block, in order.
+    const long = Array.from({ length: 3000 }, (_, i): ContentBlock => ({ type: 'text', text: String(i) }))
+    const longContent = createUserMessage(long).content
+    expect([longContent.length, longContent.every((block, i) => block === long[i]), Object.isFrozen(longContent)]).toEqual([3000, true, true])
     expect(createAssistantMessage([], { source }).content).toEqual([])
     expect(Object.isFrozen(createAssistantMessage([], { source }).content)).toBe(true)
   })
