@@ -30,8 +30,11 @@ export function cut(text: string, chunking: 'word' | number): string[] {
   return pieces
 }
 
+/** The empty list a reply without reasoning or tool calls reads (not a new one per call). */
+const NONE: readonly never[] = Object.freeze([])
+
 function pieces(value: string | readonly string[] | undefined, chunking: 'word' | number): readonly string[] {
-  if (value === undefined) return []
+  if (value === undefined) return NONE
   return typeof value === 'string' ? cut(value, chunking) : value
 }
 
@@ -101,7 +104,7 @@ export function* replyChunks(
     index++
   }
 
-  const calls = r.toolCalls ?? []
+  const calls = r.toolCalls ?? NONE
   for (let position = 0; position < calls.length; position++) {
     const call = calls[position]!
     const id = CallId(call.id ?? `call_${callIndex}_${position}`)

@@ -19,8 +19,8 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
  *   in order; a rejection becomes the first pull's throw.
  *
  * A pull with no delay costs one resolved promise around the iterator's own
- * result object: no async generator frame, no awaits. `InstantReplyStream`
- * also hands the chunks over synchronously.
+ * result object: no async generator frame, no awaits. A reply at hand with no
+ * delay streams through `InstantReplyStream` instead (synchronously).
  */
 export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   private chunks: Iterator<StreamChunk, void, undefined> | undefined
@@ -114,37 +114,48 @@ function isAborted(signal: AbortSignal): boolean {
 }
 
 /**
- * A `ReplyStream` whose chunks are at hand and stream without delay. It is
- * also a synchronous `Iterable`, which `ctx.llm` pulls directly (one chunk
- * per consumer `next()`, see dsh-llm's `LlmAdapter`): the same chunks, the
- * same abort check before each, one promise per chunk fewer.
+ * What a call returns when its reply is at hand and streams without delay:
+ * the chunks as a synchronous iterator, which `ctx.llm` pulls directly (one
+ * chunk per consumer `next()`, see dsh-llm's `LlmAdapter`), and an
+ * `AsyncIterable` of the same chunks for any other consumer (a
+ * `ReplyStream` over this iterator).
+ *
+ * The same contract as `ReplyStream`: before each chunk an aborted `signal`
+ * ends the stream with a throw of its reason; a throw of the chunks (a
+ * scripted `throw`) is thrown from that `next()`; either way the stream is
+ * over. `chunks` is a generator (`replyChunks`, `failing`) or an iterator
+ * that never throws, so once it threw or finished its own `next()` answers
+ * done: no flag of ours is needed for that. A pull is this one call around
+ * the generator's own result object.
  */
-export class InstantReplyStream extends ReplyStream implements Iterable<StreamChunk> {
-  [Symbol.iterator](): Iterator<StreamChunk, undefined> {
-    return new InstantChunks(this)
+export class InstantReplyStream implements IterableIterator<StreamChunk, undefined>, AsyncIterable<StreamChunk> {
+  private stopped = false
+
+  constructor(
+    private readonly chunks: Iterator<StreamChunk, void, undefined>,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  [Symbol.iterator](): this {
+    return this
   }
 
-  /** @internal The synchronous view's pull. */
-  pullNow(): IteratorResult<StreamChunk, undefined> {
-    return this.pull()
+  [Symbol.asyncIterator](): AsyncIterableIterator<StreamChunk> {
+    return new ReplyStream(this, undefined, 0)
   }
-
-  /** @internal The synchronous view's `return()`. */
-  stop(): IteratorResult<StreamChunk, undefined> {
-    this.done = true
-    return DONE
-  }
-}
-
-/** The synchronous iterator of an `InstantReplyStream` (a class: no closures per call). */
-class InstantChunks implements Iterator<StreamChunk, undefined> {
-  constructor(private readonly stream: InstantReplyStream) {}
 
   next(): IteratorResult<StreamChunk, undefined> {
-    return this.stream.pullNow()
+    if (this.stopped) return DONE
+    const signal = this.signal
+    if (signal !== undefined && isAborted(signal)) {
+      this.stopped = true
+      throw abortError(signal)
+    }
+    return this.chunks.next() as IteratorResult<StreamChunk, undefined>
   }
 
   return(): IteratorResult<StreamChunk, undefined> {
-    return this.stream.stop()
+    this.stopped = true
+    return DONE
   }
 }

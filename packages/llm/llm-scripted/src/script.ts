@@ -95,11 +95,33 @@ function isFailure(value: unknown): value is LlmFailure {
   return isObject(value) && typeof value.code === 'string' && value.code.length > 0 && typeof value.message === 'string'
 }
 
-/** The first problem of one reply, with its path, or `undefined`. */
+const endingKeys = ['error', 'throw', 'noFinish'] as const
+
+/** Whether an ending field is set (`noFinish: false` is not). */
+const ends = (value: unknown): boolean => value !== undefined && value !== false
+
+/** The first problem of one scripted tool call, as a path suffix and message (`.name must be …`), or `undefined`. */
+function toolCallProblem(call: unknown): string | undefined {
+  if (!isObject(call)) return ' must be an object with a name'
+  if (typeof call.name !== 'string' || call.name.length === 0) return '.name must be a non-empty string'
+  if (call.id !== undefined && (typeof call.id !== 'string' || call.id.length === 0)) return '.id must be a non-empty string when set'
+  if (call.arguments !== undefined && typeof call.arguments !== 'string' && !isObject(call.arguments)) return '.arguments must be an object or a JSON string'
+  return undefined
+}
+
+/**
+ * The first problem of one reply, with its path, or `undefined`. Every
+ * message starts with `path`, so a caller may pass `''` and prefix the
+ * message only when there is one (a responder's reply is checked on every
+ * call: no path is built for a good one).
+ */
 export function replyProblem(reply: unknown, path: string, allowAnswer: boolean): string | undefined {
   if (typeof reply === 'string') return undefined
   if (!isObject(reply)) return `${path} must be a string or a reply object`
-  for (const key of Object.keys(reply)) {
+  // Indexed: no iterator object per reply in unoptimized code.
+  const keys = Object.keys(reply)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
     if (!replyKeys.has(key) && !(allowAnswer && key === 'answer')) {
       return `${path} has an unknown field "${key}"${key === 'answer' ? ' (a responder answers one call at a time)' : ''}`
     }
@@ -111,14 +133,8 @@ export function replyProblem(reply: unknown, path: string, allowAnswer: boolean)
   if (r.toolCalls !== undefined) {
     if (!Array.isArray(r.toolCalls)) return `${path}.toolCalls must be an array`
     for (let i = 0; i < r.toolCalls.length; i++) {
-      const call: unknown = r.toolCalls[i]
-      const at = `${path}.toolCalls[${i}]`
-      if (!isObject(call)) return `${at} must be an object with a name`
-      if (typeof call.name !== 'string' || call.name.length === 0) return `${at}.name must be a non-empty string`
-      if (call.id !== undefined && (typeof call.id !== 'string' || call.id.length === 0)) return `${at}.id must be a non-empty string when set`
-      if (call.arguments !== undefined && typeof call.arguments !== 'string' && !isObject(call.arguments)) {
-        return `${at}.arguments must be an object or a JSON string`
-      }
+      const problem = toolCallProblem(r.toolCalls[i])
+      if (problem !== undefined) return `${path}.toolCalls[${i}]${problem}`
     }
   }
   if (r.usage !== undefined && r.usage !== false) {
@@ -130,9 +146,12 @@ export function replyProblem(reply: unknown, path: string, allowAnswer: boolean)
   if (r.error !== undefined && !isFailure(r.error)) return `${path}.error must be an LlmFailure { code, message }`
   if (r.throw !== undefined && typeof r.throw !== 'string' && !isFailure(r.throw)) return `${path}.throw must be a message or an LlmFailure`
   if (r.noFinish !== undefined && typeof r.noFinish !== 'boolean') return `${path}.noFinish must be a boolean`
-  const endings = ['error', 'throw', 'noFinish'].filter((key) => r[key] !== undefined && r[key] !== false)
-  if (endings.length > 1) return `${path} sets ${endings.join(' and ')}: a reply ends one way`
-  if (r.finish !== undefined && endings.length > 0) return `${path} sets finish and ${endings[0]}: a reply ends one way`
+  // Three reads for the usual reply with no ending field: this runs on every responder reply.
+  if (r.error !== undefined || r.throw !== undefined || r.noFinish !== undefined) {
+    const endings = endingKeys.filter((key) => ends(r[key]))
+    if (endings.length > 1) return `${path} sets ${endings.join(' and ')}: a reply ends one way`
+    if (r.finish !== undefined && endings.length > 0) return `${path} sets finish and ${endings[0]}: a reply ends one way`
+  }
   if (r.chunks !== undefined) {
     if (!Array.isArray(r.chunks) || !r.chunks.every((chunk) => isObject(chunk) && typeof chunk.type === 'string')) {
       return `${path}.chunks must be an array of stream chunks`

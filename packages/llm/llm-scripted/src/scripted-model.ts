@@ -124,7 +124,7 @@ export class ScriptedModel implements LlmAdapter {
 
   stream(options: GenerateOptions): AsyncIterable<StreamChunk> {
     const callIndex = this.callCount++
-    const control = this.controls.get(callIndex)
+    const control = this.controls.size === 0 ? undefined : this.controls.get(callIndex)
     let request: LlmRequest | undefined
     if (this.recording || control) {
       request = record(options)
@@ -152,8 +152,8 @@ export class ScriptedModel implements LlmAdapter {
     } catch (error) {
       chunks = failing(error)
     }
-    if (this.chunkDelayMs > 0 || chunks instanceof Promise) return new ReplyStream(chunks, options.signal, this.chunkDelayMs)
-    return new InstantReplyStream(chunks, options.signal, 0)
+    if (chunks instanceof Promise || this.chunkDelayMs > 0) return new ReplyStream(chunks, options.signal, this.chunkDelayMs)
+    return new InstantReplyStream(chunks, options.signal)
   }
 
   /**
@@ -181,8 +181,8 @@ export class ScriptedModel implements LlmAdapter {
 
   /** The chunks of a responder's reply; throws `INVALID_SCRIPT` for a bad one. */
   private checked(answer: string | ScriptReply, options: GenerateOptions, callIndex: number): Iterator<StreamChunk, void, undefined> {
-    const problem = replyProblem(answer, `the responder's reply to call #${callIndex}`, false)
-    if (problem) throw new ScriptError('INVALID_SCRIPT', problem)
+    const problem = replyProblem(answer, '', false)
+    if (problem !== undefined) throw new ScriptError('INVALID_SCRIPT', `the responder's reply to call #${callIndex}${problem}`)
     return this.chunksOf(answer, options, callIndex)
   }
 

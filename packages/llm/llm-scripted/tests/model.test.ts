@@ -84,6 +84,7 @@ describe('programmable mode', () => {
     const model = new ScriptedModel({
       respond: (_request, index) => {
         if (index === 0) throw new Error('responder bug')
+        if (index === 2) return { toolCalls: [{ name: 'ok' }, { name: 'a', arguments: 3 }] } as never
         return { text: 'x', answer: 'y' } as never
       },
     })
@@ -99,6 +100,9 @@ describe('programmable mode', () => {
           failure: { code: 'UNKNOWN', message: "the responder's reply to call #1 has an unknown field \"answer\" (a responder answers one call at a time)" },
         },
       },
+    ])
+    expect(await collect(root.llm.stream(options()))).toEqual([
+      { type: 'finish', reason: { kind: 'error', failure: { code: 'UNKNOWN', message: "the responder's reply to call #2.toolCalls[1].arguments must be an object or a JSON string" } } },
     ])
   })
 })

@@ -191,6 +191,8 @@ describe('bad scripts are refused with INVALID_SCRIPT', () => {
     [[{ usage: { inputTokens: 1 } }], 'script[0].usage must be false or { inputTokens, outputTokens, … }'],
     [[{ error: { code: 'AUTH', message: 'x' }, throw: 'y' }], 'script[0] sets error and throw: a reply ends one way'],
     [[{ finish: 'stop', noFinish: true }], 'script[0] sets finish and noFinish: a reply ends one way'],
+    [[{ error: { code: 'AUTH', message: 'x' }, throw: 'y', noFinish: true }], 'script[0] sets error and throw and noFinish: a reply ends one way'],
+    [[{ toolCalls: [{ name: 'a' }, 'b'] }], 'script[0].toolCalls[1] must be an object with a name'],
     [[{ chunks: [stop], text: 'x' }], 'script[0] sets chunks with text: verbatim chunks combine only with throw'],
     [[{ chunks: [1] }], 'script[0].chunks must be an array of stream chunks'],
     [['ok', { toolCalls: [{ name: 'a' }], answer: { text: 2 } }], 'script[1].answer.text must be a string or an array of strings'],
@@ -207,6 +209,10 @@ describe('bad scripts are refused with INVALID_SCRIPT', () => {
       expect({ code: (error as ScriptError).code, message: (error as ScriptError).message }).toEqual({ code: 'INVALID_SCRIPT', message })
     })
   }
+
+  it('takes noFinish: false as no ending: it combines with finish', () => {
+    expect(new ScriptedModel({ script: [{ text: 'x', finish: 'max-tokens', noFinish: false }] }).remaining).toBe(1)
+  })
 
   it('enqueue refuses a bad turn and appends nothing', () => {
     const model = new ScriptedModel()
