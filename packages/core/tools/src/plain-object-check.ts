@@ -27,6 +27,12 @@ export type PlainObjectCheck = (input: unknown) => Record<string, unknown> | und
  * tool calls (issue 18, the cold round); this is one loop. It never decides a
  * refusal: any input it does not accept goes to `safeParse`, so every
  * `INVALID_ARGUMENTS` text stays zod's own.
+ *
+ * The parity holds for data, which is what the model's arguments are (the
+ * pipeline hands `validate` the output of `JSON.parse`). An input with an
+ * accessor (a getter, a `Proxy`) is read by this check and, when it declines,
+ * read again by zod: a getter with side effects, or one that answers
+ * differently on each read, can then get an answer zod alone would not give.
  */
 export function plainObjectCheck(schema: { readonly _zod: object }): PlainObjectCheck | undefined {
   const zod = schema as unknown as Schema
