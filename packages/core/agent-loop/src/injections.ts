@@ -3,7 +3,7 @@ import type { MessageId } from '@deepseek-ai/dsh-llm'
 import type { Session } from '@deepseek-ai/dsh-session'
 import { failureReason, type FailureState, type LogWriter } from './failure'
 import { placeInput, userMessageData, type PlacedMessage } from './placement'
-import type { StepState, TurnState } from './turn-state'
+import { addPlaced, type StepState, type TurnState } from './turn-state'
 
 /** What an injection is made of: `inject()` input, resolved (its contexts are always empty). */
 export type InjectionInput = Pick<ResolvedAgentInput, 'content' | 'source' | 'placement' | 'metadata'>
@@ -63,8 +63,8 @@ export class InjectionRouter {
     const placed: PlacedMessage = Object.keys(input.metadata).length ? { ...request!, metadata: input.metadata } : request!
     const turn = this.host.openTurn
     if (turn) {
-      if (turn.early) turn.early.push(placed)
-      else if (turn.step?.defersInjections) turn.step.deferred.push(placed)
+      if (turn.early) turn.early = addPlaced(turn.early, placed)
+      else if (turn.step?.defersInjections) turn.step.deferred = addPlaced(turn.step.deferred, placed)
       else this.host.append('user/message', userMessageData(placed))
       return
     }

@@ -51,7 +51,8 @@ export class StepState {
   declare readonly turn: number
   declare readonly step: number
   declare defersInjections: boolean
-  declare readonly deferred: PlacedMessage[]
+  /** The shared empty `NONE_PLACED` until an injection is deferred (`deferInjection`): no array per step. */
+  declare deferred: PlacedMessage[]
   declare assembler: Assembler | undefined
   /** The seqs of the step's logged chunks, for its anchor (see `ChunkSeqs`). */
   declare readonly chunkSeqs: ChunkSeqs
@@ -72,7 +73,7 @@ export class StepState {
     this.turn = turn
     this.step = step
     this.defersInjections = true
-    this.deferred = []
+    this.deferred = NONE_PLACED
     this.assembler = undefined
     this.chunkSeqs = new ChunkSeqs()
     this.logged = false
@@ -89,6 +90,21 @@ export class StepState {
 const NO_CALLS: readonly ToolCallBlock[] = Object.freeze([])
 
 /**
+ * The shared empty lists a turn and a step start with, frozen: each is
+ * replaced by a list of its own at its first entry (`addPlaced`, a retry), so
+ * a turn that defers nothing makes no list for it.
+ */
+export const NONE_PLACED: PlacedMessage[] = Object.freeze([]) as unknown as PlacedMessage[]
+const NO_FAILURES: LlmFailure[] = Object.freeze([]) as unknown as LlmFailure[]
+
+/** `list` with `placed` added: `list` itself, or a new list when `list` is the shared empty one. */
+export function addPlaced(list: PlacedMessage[], placed: PlacedMessage): PlacedMessage[] {
+  if (list === NONE_PLACED) return [placed]
+  list.push(placed)
+  return list
+}
+
+/**
  * The open turn, from before its claim to just before its `turn/end` (the
  * span in which `cancel()`, `steer()` and `inject()` see an open turn).
  */
@@ -98,7 +114,10 @@ export class TurnState {
   declare readonly holder: TurnHolder
   /** Assigned when `turn/start` is written. */
   declare turn: number
-  /** Until `turn/start` is written: the injections admitted meanwhile, appended right after it (see `injections.ts`). */
+  /**
+   * Until `turn/start` is written: the injections admitted meanwhile, appended right after it (see
+   * `injections.ts`); the shared empty `NONE_PLACED` until one is.
+   */
   declare early: PlacedMessage[] | undefined
   declare step: StepState | undefined
   /** The decided end, when the turn ends other than by cancel or failure. */
@@ -106,8 +125,8 @@ export class TurnState {
   /** A terminal continuation stop: authoritative through close and flush. */
   declare terminal: string | undefined
   declare failure: { error: unknown; step: number | undefined } | undefined
-  /** Consecutive provider failures of this turn (cleared by a success). */
-  declare readonly priorFailures: LlmFailure[]
+  /** Consecutive provider failures of this turn (cleared by a success); the shared empty `NO_FAILURES` until one. */
+  declare priorFailures: LlmFailure[]
   /** The step that was open when the agent failed, for `agent/error`. */
   declare failedStep: number | undefined
 
@@ -115,12 +134,12 @@ export class TurnState {
     this.trigger = trigger
     this.holder = new TurnHolder()
     this.turn = 0
-    this.early = []
+    this.early = NONE_PLACED
     this.step = undefined
     this.end = undefined
     this.terminal = undefined
     this.failure = undefined
-    this.priorFailures = []
+    this.priorFailures = NO_FAILURES
     this.failedStep = undefined
   }
 

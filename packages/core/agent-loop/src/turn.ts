@@ -1,6 +1,6 @@
 import type { AdditionalContext, AgentMessage, ContinuationDecision, PromptDecision, RequestErrorDecision } from '@deepseek-ai/dsh-agent'
 import { createUserMessage, type AssembledResponse, type ContentBlock } from '@deepseek-ai/dsh-llm'
-import type { TurnEndReason } from '@deepseek-ai/dsh-session'
+import type { TurnEndReason, TurnTrigger } from '@deepseek-ai/dsh-session'
 import { TurnAborted, checkAborted } from './cancellation'
 import { checkContinuation, checkPromptDecision } from './decision-checks'
 import { appendEarly } from './injections'
@@ -15,6 +15,9 @@ import { TurnState, type Proposal, type ProposedEntry, type StepOutcome } from '
 const NO_STEERING: readonly AgentMessage[] = Object.freeze([])
 const EMPTY_PROPOSAL: Proposal = Object.freeze({ entries: [], steering: NO_STEERING })
 const REJECTED: StepOutcome = Object.freeze({ kind: 'rejected' })
+/** The triggers of a drained turn, shared: `turn/start` keeps its trigger, frozen. */
+const PROMPT: TurnTrigger = Object.freeze({ kind: 'prompt' })
+const STEERING: TurnTrigger = Object.freeze({ kind: 'steering' })
 
 /**
  * Runs one turn of `host`'s agent to its close (R-LOOP-1…5). Never throws: a failure
@@ -32,7 +35,7 @@ export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise
   // The turn counts as open from before its claim: a cancel or an inject() from a listener of the
   // claim's or of turn/start's publication applies to this turn (R-LOOP-1: claim and open in one
   // synchronous step, so a cancel never falls between them).
-  const state = new TurnState({ kind: trigger })
+  const state = new TurnState(trigger === 'prompt' ? PROMPT : STEERING)
   host.openTurn = state
   let item: AgentMessage | undefined
   try {
@@ -223,7 +226,7 @@ function afterStep(host: TurnHost, state: TurnState, step: number, outcome: Step
     return undefined
   }
   if (outcome.kind === 'failed') return recovered(host, state, step, outcome)
-  if (state.priorFailures.length !== 0) state.priorFailures.length = 0
+  if (state.priorFailures.length !== 0) state.priorFailures = []
   const decision = continuation(host, state, outcome.hadToolCalls || outcome.wroteSteering || host.inboxState.hasSteering)
   if (decision instanceof Promise) return decideLater(host, state, decision)
   return decide(host, state, decision)
@@ -234,7 +237,7 @@ function recovered(host: TurnHost, state: TurnState, step: number, outcome: Extr
   return recover(host, state, step, outcome).then((decision) => {
     checkAborted(state.holder)
     if (decision?.kind === 'retry') {
-      state.priorFailures.push(outcome.failure)
+      state.priorFailures = state.priorFailures.concat(outcome.failure)
       return proposeSteering(host)
     }
     state.failure = { error: outcome.error, step }
