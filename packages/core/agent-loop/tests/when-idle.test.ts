@@ -48,6 +48,8 @@ describe('whenIdle while the drain waits to start (R-LOOP-5)', () => {
         a.followup('two')
       }
     })
+    // The second turn waits (a macrotask): the shared promise must not settle while it runs.
+    root.on('agent/post-step', (_agent, turn) => (turn === 2 ? settle() : undefined))
     a.followup('one')
     await a.whenIdle()
     expect(trace(a.session).filter((line) => line.startsWith('turn/end'))).toEqual(['turn/end 1 completed', 'turn/end 2 completed'])
