@@ -57,8 +57,10 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
     return this.delayed()
   }
 
+  /** Ends the stream, and its source: an `InstantReplyStream` seen through this view ends for its synchronous view too. */
   return(): Promise<IteratorResult<StreamChunk, undefined>> {
     this.done = true
+    this.chunks?.return?.()
     return Promise.resolve(DONE)
   }
 

@@ -165,6 +165,14 @@ describe('the scripted stream, pulled directly', () => {
     expect([iterator.next(), iterator.return!(), iterator.next()]).toEqual([{ done: false, value: text('a') }, done, done])
   })
 
+  it('the two views of an instant reply are one stream: what one takes the other does not see, and return() on either ends both', async () => {
+    const stream = new ScriptedModel({ script: ['a b c'], usage: false }).stream(options()) as AsyncIterable<StreamChunk> & Iterable<StreamChunk>
+    const sync = stream[Symbol.iterator]()
+    const async = stream[Symbol.asyncIterator]()
+    const first = [sync.next(), await async.next(), await async.return!(), sync.next()]
+    expect(first).toEqual([{ done: false, value: text('a') }, { done: false, value: text(' b') }, done, done])
+  })
+
   it('through ctx.llm, an abort between chunks of an instant reply ends the call at once', async () => {
     const controller = new AbortController()
     const root = await mounted(new ScriptedModel({ script: ['one two three'] }))
