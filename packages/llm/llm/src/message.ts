@@ -1,7 +1,7 @@
 import type { ContentBlock, MessageSource, ToolCallBlock } from './content'
 import { newMessageId, type CallId, type MessageId } from './ids'
 import { deepFreeze } from './json'
-import { TextRecord, ToolResultRecord, ToolSourceRecord, objectList, type Mutable } from './records'
+import { TextRecord, ToolResultRecord, ToolSourceRecord, type Mutable } from './records'
 
 /**
  * One message of a conversation. Messages that cross the session boundary are
@@ -41,32 +41,20 @@ MessageRecord.prototype = Object.prototype
 
 /**
  * A fresh, frozen content list holding `content`'s blocks, each deep-frozen
- * in place (the caller may share them). Not a `slice`: a list keeps the
- * elements kind of the one it copies, and the lists callers hand in differ
- * (`Array.prototype.map` makes a packed list when it runs in the interpreter
- * and a holey one once V8 inlined it into optimized code), which changed the
- * hidden class of every message's content mid-session and deoptimized every
- * function that reads it. `Array.of` makes a packed list of exactly the
- * blocks' length whatever came in (a list grown by `push` would keep spare
- * capacity for the session's life: the log keeps every message), and, being
- * made by a builtin, it has no allocation site (see `records.ts`). A hole
- * becomes `undefined`, as a `for…of` copy would make it.
+ * in place (the caller may share them): `slice`, exactly as long as the
+ * content. A slice keeps the elements kind of the list it copies, so a caller
+ * that hands in lists of two kinds gives messages two hidden classes; the
+ * assembler's lists are packed in every tier for that reason (see
+ * `StreamAssembler.result`). Not `Array.of` (always packed, but a generic
+ * builtin: about five times slower than this copy) nor a push into an empty
+ * list (it keeps spare capacity for the session's life: the log keeps every
+ * message).
  */
 function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
-  if (typeof content === 'string') return Object.freeze(Array.of<ContentBlock>(Object.freeze(new TextRecord(content))))
-  const out: ContentBlock[] = Array.isArray(content) && content.length <= SPREAD_LIMIT ? (Array.of.apply(Array, content as ContentBlock[]) as ContentBlock[]) : copied(content)
+  if (typeof content === 'string') return Object.freeze([Object.freeze(new TextRecord(content))])
+  const out: ContentBlock[] = Array.isArray(content) ? content.slice() : [...content]
   for (let i = 0; i < out.length; i++) deepFreeze(out[i])
   return Object.freeze(out)
-}
-
-/** Lists up to this long are copied by `Array.of` (its arguments are spread on the stack). */
-const SPREAD_LIMIT = 1024
-
-/** A packed copy of a long list or of an iterable that is not an array (rare: it keeps spare capacity). */
-function copied(content: Iterable<ContentBlock>): ContentBlock[] {
-  const out = objectList<ContentBlock>()
-  for (const block of content) out.push(block)
-  return out
 }
 
 /** A frozen message of `role`: its content copied and frozen, its source deep-frozen (in place). */
@@ -113,7 +101,7 @@ export function createToolResultMessage(options: {
   const block: ContentBlock = options.isError
     ? { type: 'tool-result', toolCallId: callId, content: inner, isError: true }
     : new ToolResultRecord(callId, inner)
-  const content = Array.of<ContentBlock>(Object.freeze(block))
+  const content: ContentBlock[] = [Object.freeze(block)]
   const message = new MessageRecord(options.id ?? newMessageId(), 'user', Object.freeze(content), Object.freeze(new ToolSourceRecord(callId)))
   return Object.freeze(message) as UserMessage
 }

@@ -71,7 +71,7 @@ describe('message constructors', () => {
       true,
       false,
     ])
-    // A list made by `map` (holey once V8 optimizes the map) and a non-array iterable give the same message content.
+    // A list made by `map` and a non-array iterable give the same message content.
     const mapped = [0, 1].map((i): ContentBlock => ({ type: 'text', text: String(i) }))
     const iterable = new Set<ContentBlock>([{ type: 'text', text: '0' }, { type: 'text', text: '1' }])
     const source = { kind: 'model' as const, provider: 'p', model: 'm' }
@@ -79,7 +79,7 @@ describe('message constructors', () => {
       [{ type: 'text', text: '0' }, { type: 'text', text: '1' }],
       [{ type: 'text', text: '0' }, { type: 'text', text: '1' }],
     ])
-    // A long list (past the length copied in one call) keeps every block, in order.
+    // A long list keeps every block, in order.
     const long = Array.from({ length: 3000 }, (_, i): ContentBlock => ({ type: 'text', text: String(i) }))
     const longContent = createUserMessage(long).content
     expect([longContent.length, longContent.every((block, i) => block === long[i]), Object.isFrozen(longContent)]).toEqual([3000, true, true])
