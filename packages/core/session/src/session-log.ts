@@ -130,8 +130,8 @@ export class SessionLog implements Session, PackedLog {
    * `appendBuilt`): no lossless-JSON walk or shape check; the structure check, the freeze of what is not frozen
    * yet, the commit, the projection and the publication are `append`'s. Any other type goes through `append`.
    *
-   * One function on purpose (a turn's events run here): split, its admission was compiled alone and again in
-   * each caller that inlined it; whole, it is too large for TurboFan to inline, so it is compiled once.
+   * One function on purpose (a turn's events run here): split, its admission was compiled alone and again
+   * inside the caller that inlined it, and each event paid one more call while unoptimized.
    */
   appendBuilt<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     const kind = BUILT_IN_KINDS[type]
