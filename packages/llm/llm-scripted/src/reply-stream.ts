@@ -153,7 +153,10 @@ export class InstantReplyStream implements IterableIterator<StreamChunk, undefin
       this.stopped = true
       throw abortError(signal)
     }
-    return this.chunks.next() as IteratorResult<StreamChunk, undefined>
+    const result = this.chunks.next() as IteratorResult<StreamChunk, undefined>
+    // Ended is ended: an abort after the last chunk does not turn a finished stream into an error.
+    if (result.done === true) this.stopped = true
+    return result
   }
 
   return(): IteratorResult<StreamChunk, undefined> {

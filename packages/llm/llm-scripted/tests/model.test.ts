@@ -173,6 +173,17 @@ describe('the scripted stream, pulled directly', () => {
     expect(first).toEqual([{ done: false, value: text('a') }, { done: false, value: text(' b') }, done, done])
   })
 
+  it('an instant reply that has ended stays ended: an abort after its last chunk is no error on either view', async () => {
+    const controller = new AbortController()
+    const stream = new ScriptedModel({ script: ['a'], usage: false }).stream(options(undefined, { signal: controller.signal })) as AsyncIterable<StreamChunk> & Iterable<StreamChunk>
+    const sync = stream[Symbol.iterator]()
+    const taken = [sync.next(), sync.next(), sync.next()]
+    expect(taken.map((result) => result.done)).toEqual([false, false, true])
+    controller.abort()
+    expect(sync.next()).toEqual(done)
+    expect(await stream[Symbol.asyncIterator]().next()).toEqual(done)
+  })
+
   it('through ctx.llm, an abort between chunks of an instant reply ends the call at once', async () => {
     const controller = new AbortController()
     const root = await mounted(new ScriptedModel({ script: ['one two three'] }))
