@@ -76,17 +76,19 @@ describe('deferred contexts', () => {
     const root = await mountTools()
     const agent = fakeAgent(root, 'a')
     const controller = new AbortController()
-    let seen: { frozen: boolean; callId: string; name: string; agentIs: boolean; aborted: boolean } | undefined
+    let seen: { frozen: boolean; keys: PropertyKey[]; callId: string; name: string; agentIs: boolean; aborted: boolean } | undefined
     root.tools.register(
       echoTool('open', (_args, run) => {
         const { deferContext, signal } = run
         deferContext({ label: 'detached', content: 'x' })
-        seen = { frozen: Object.isFrozen(run), callId: run.callId, name: run.name, agentIs: run.agent === agent, aborted: signal.aborted }
+        // Only the call's names are the body's to see: the run's internals are out of reach.
+        const keys = Reflect.ownKeys(run)
+        seen = { frozen: Object.isFrozen(run), keys, callId: run.callId, name: run.name, agentIs: run.agent === agent, aborted: signal.aborted }
         return 'ok'
       }),
     )
     const result = await root.tools.execute(call('open', {}, 'c7'), { agent, signal: controller.signal })
-    expect(seen).toEqual({ frozen: true, callId: 'c7', name: 'open', agentIs: true, aborted: false })
+    expect(seen).toEqual({ frozen: true, keys: ['callId', 'name', 'agent'], callId: 'c7', name: 'open', agentIs: true, aborted: false })
     expect(result.contexts).toEqual([{ label: 'detached', content: [{ type: 'text', text: 'x' }] }])
   })
 
