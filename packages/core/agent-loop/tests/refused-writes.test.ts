@@ -101,6 +101,27 @@ describe('the refused-write rule: an append the log refuses (APPEND_REFUSED)', (
     expect(log.runaway).toBe(false)
   })
 
+  it('a refused assistant/chunk (the chunk path writes to the session directly) is tried once; the step and turn close error APPEND_REFUSED; agent/error once; idle', async () => {
+    const { agent, root, model } = await spine({ model: { script: ['one two three'] } })
+    const reports = errorReports(root)
+    const a = await agent()
+    const log = refusingLog(a, (type, _data, attempt) => type === 'assistant/chunk' && log.attempts.some((seen, i) => i < attempt && seen.type === 'assistant/chunk'))
+    a.followup('go')
+    await a.whenIdle()
+    // The first chunk is logged, the second refused, no chunk is tried after it.
+    expect(log.attempts.filter((attempt) => attempt.type === 'assistant/chunk').map((attempt) => attempt.refused)).toEqual([false, true])
+    expect(trace(a.session).filter((line) => line.startsWith('assistant/chunk'))).toHaveLength(1)
+    expect(reports).toEqual([{ turn: 1, step: 1, code: 'APPEND_REFUSED', cause: expect.any(SessionError) }])
+    const end = a.session.events.at(-1)!
+    expect(end.type === 'turn/end' && end.data.reason).toEqual({
+      kind: 'error',
+      failure: { code: 'APPEND_REFUSED', message: expect.stringContaining('refused assistant/chunk') },
+    })
+    expect(a.status).toBe('idle')
+    expect(model.calls).toBe(1)
+    expect(log.runaway).toBe(false)
+  })
+
   it('steering pending when the log refuses stays pending in the log, and the drain does not spin (the interactive freeze of issue 15.1)', async () => {
     const { agent, root, model } = await spine({ model: { script: [{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }], answer: 'never' }] }, tools: [echo] })
     const a = await agent()
