@@ -26,12 +26,15 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   private chunks: Iterator<StreamChunk, void, undefined> | undefined
   private pending: Promise<void> | undefined
   protected done = false
+  /** Whether `signal` is read through Node's own getter (`readsNatively`). */
+  private readonly nativeSignal: boolean
 
   constructor(
     chunks: Iterator<StreamChunk, void, undefined> | Promise<Iterator<StreamChunk, void, undefined>>,
     private readonly signal: AbortSignal | undefined,
     private readonly delayMs: number,
   ) {
+    this.nativeSignal = readsNatively(signal)
     if (chunks instanceof Promise) {
       this.pending = chunks.then(
         (iterator) => {
@@ -85,7 +88,7 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   protected pull(): IteratorResult<StreamChunk, undefined> {
     if (this.done) return DONE
     const signal = this.signal
-    if (signal !== undefined && isAborted(signal)) {
+    if (signal !== undefined && isAborted(signal, this.nativeSignal)) {
       this.done = true
       throw abortError(signal)
     }
@@ -104,15 +107,29 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   }
 }
 
+/** Node's own `aborted` getter of `AbortSignal.prototype` (what `signal.aborted` runs on every Node signal). */
+const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get as ((this: AbortSignal) => boolean) | undefined
+
 /**
- * Whether `signal` aborted, read with `Reflect.get` (a generic lookup in
- * optimized code): on Node 20 each `AbortSignal` has a hidden class of its
- * own, so a plain `signal.aborted` in the per-chunk pull would meet a new
- * class with every call's signal and deoptimize the pull at the start of
- * each of the first streams.
+ * Whether `signal.aborted` is exactly Node's getter called on `signal`: a
+ * signal of Node's own (its prototype is `AbortSignal.prototype`) with no own
+ * `aborted`. Decided once per call, when its stream is made.
  */
-function isAborted(signal: AbortSignal): boolean {
-  return Reflect.get(signal, 'aborted') === true
+function readsNatively(signal: AbortSignal | undefined): boolean {
+  return signal !== undefined && nativeAborted !== undefined && Object.getPrototypeOf(signal) === AbortSignal.prototype && !Object.hasOwn(signal, 'aborted')
+}
+
+/**
+ * Whether `signal` aborted, read before every chunk. Not `signal.aborted`: on
+ * Node 20 each `AbortSignal` has a hidden class of its own, so a plain read
+ * in the per-chunk pull would meet a new class with every call's signal and
+ * deoptimize the pull at the start of each of the first streams (and, once
+ * megamorphic, cost a lookup per chunk). A signal that `readsNatively` has
+ * Node's getter called directly (what the read runs, without the lookup);
+ * any other is read with `Reflect.get` (a generic lookup, no type feedback).
+ */
+function isAborted(signal: AbortSignal, native: boolean): boolean {
+  return (native ? nativeAborted!.call(signal) : Reflect.get(signal, 'aborted')) === true
 }
 
 /**
@@ -132,11 +149,15 @@ function isAborted(signal: AbortSignal): boolean {
  */
 export class InstantReplyStream implements IterableIterator<StreamChunk, undefined>, AsyncIterable<StreamChunk> {
   private stopped = false
+  /** Whether `signal` is read through Node's own getter (`readsNatively`). */
+  private readonly nativeSignal: boolean
 
   constructor(
     private readonly chunks: Iterator<StreamChunk, void, undefined>,
     private readonly signal: AbortSignal | undefined,
-  ) {}
+  ) {
+    this.nativeSignal = readsNatively(signal)
+  }
 
   [Symbol.iterator](): this {
     return this
@@ -149,7 +170,7 @@ export class InstantReplyStream implements IterableIterator<StreamChunk, undefin
   next(): IteratorResult<StreamChunk, undefined> {
     if (this.stopped) return DONE
     const signal = this.signal
-    if (signal !== undefined && isAborted(signal)) {
+    if (signal !== undefined && isAborted(signal, this.nativeSignal)) {
       this.stopped = true
       throw abortError(signal)
     }

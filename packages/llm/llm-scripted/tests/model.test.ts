@@ -128,6 +128,35 @@ describe('the scripted stream, pulled directly', () => {
     expect([first, (error as Error).message, await iterator.next()]).toEqual([{ done: false, value: text('one') }, 'stop now', done])
   })
 
+  it('a signal that is not one of Node\'s own (a signal-like object) is read before every pull, at hand or awaited', async () => {
+    const signal = { aborted: false, reason: new Error('stop now'), addEventListener() {}, removeEventListener() {} }
+    const stream = new ScriptedModel({ script: ['one two', 'one two'], usage: false }).stream(options(undefined, { signal: signal as unknown as AbortSignal }))
+    const sync = (stream as unknown as Iterable<StreamChunk>)[Symbol.iterator]()
+    const first = sync.next()
+    signal.aborted = true
+    expect(first).toEqual({ done: false, value: text('one') })
+    expect(() => sync.next()).toThrow('stop now')
+    signal.aborted = false
+    const awaited = new ScriptedModel({ respond: () => Promise.resolve('one two'), usage: false })
+    const iterator = awaited.stream(options(undefined, { signal: signal as unknown as AbortSignal }))[Symbol.asyncIterator]()
+    const taken = await iterator.next()
+    signal.aborted = true
+    const error = await iterator.next().catch((e: unknown) => e)
+    expect([taken, (error as Error).message]).toEqual([{ done: false, value: text('one') }, 'stop now'])
+  })
+
+  it('a Node signal with an aborted property of its own is read through it, not through Node\'s getter', () => {
+    const controller = new AbortController()
+    let said = false
+    Object.defineProperty(controller.signal, 'aborted', { get: () => said })
+    const stream = new ScriptedModel({ script: ['one two'], usage: false }).stream(options(undefined, { signal: controller.signal }))
+    const sync = (stream as unknown as Iterable<StreamChunk>)[Symbol.iterator]()
+    const first = sync.next()
+    said = true
+    expect(first).toEqual({ done: false, value: text('one') })
+    expect(() => sync.next()).toThrow()
+  })
+
   it('pulls made before an asynchronous responder answers are answered in order', async () => {
     let answer!: (reply: string) => void
     const model = new ScriptedModel({ respond: () => new Promise<string>((resolve) => (answer = resolve)), usage: false })

@@ -157,6 +157,32 @@ describe('pump: the same stream as iteration, without a promise per chunk', () =
     expect({ pending, seen, returned: adapter.returned }).toEqual({ pending: undefined, seen: [hello, aborted], returned: 1 })
   })
 
+  it('a signal that is not one of Node\'s own (a signal-like object) is still read before every chunk', async () => {
+    const signal = { aborted: false, reason: undefined, addEventListener() {}, removeEventListener() {} }
+    const adapter = inMemoryAdapter([hello, hello, stop])
+    const seen: StreamChunk[] = []
+    const pending = (await streamWith(adapter, signal as unknown as AbortSignal)).pump((chunk) => {
+      seen.push(chunk)
+      signal.aborted = true
+      return true
+    })
+    expect({ pending, seen, returned: adapter.returned }).toEqual({ pending: undefined, seen: [hello, aborted], returned: 1 })
+  })
+
+  it('a Node signal with an aborted property of its own is read through it, not through Node\'s getter', async () => {
+    const controller = new AbortController()
+    let said = false
+    Object.defineProperty(controller.signal, 'aborted', { get: () => said })
+    const adapter = fakeAdapter([hello, hello, stop])
+    const seen: StreamChunk[] = []
+    await (await streamWith(adapter, controller.signal)).pump((chunk) => {
+      seen.push(chunk)
+      said = true
+      return true
+    })
+    expect(seen).toEqual([hello, aborted])
+  })
+
   it('an llm/stream middleware is pumped like a source; its throw mid-stream reaches the caller and the adapter is stopped', async () => {
     const root = await mountLlm()
     const adapter = fakeAdapter([hello, hello, stop])
