@@ -161,6 +161,7 @@ export class LogReplica {
         return session.position
       },
       loadedLength: session.loadedLength,
+      lastSeq: seq - 1,
       append() {
         throw Object.assign(new Error('a projector must not append (it is being replayed by dsh-agent-loop/invariant)'), {
           code: 'REENTRANT_APPEND',

@@ -201,7 +201,8 @@ function claimSteering(host: TurnHost, step: StepState): void {
 export function finishStep(host: TurnHost, step: StepState): void {
   stopDeferring(host, step)
   step.ended = true
-  host.appendBuilt('step/end', { turn: step.turn, step: step.step })
+  // The step's `step/start` data, frozen by the log then: nothing more is built, frozen or kept for the end.
+  host.appendBuilt('step/end', step.bounds)
   const open = host.openTurn
   if (open?.step === step) open.step = undefined
 }

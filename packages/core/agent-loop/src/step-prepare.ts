@@ -197,7 +197,8 @@ function finish(
     sessionId: session.id,
     turn,
     step: current.step,
-    lastSeq: session.events.length - 1,
+    // A field read: `events.length` goes through the log view's proxy.
+    lastSeq: session.lastSeq,
     messageCount: messages.length,
   })
   return {
@@ -245,7 +246,7 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
   const { turn } = state
   const current = new StepState(turn, step)
   state.step = current
-  host.appendBuilt('step/start', { turn, step })
+  host.appendBuilt('step/start', current.bounds)
   current.logged = true
   let dropped: Set<string> | undefined
   // Indexed loops: `for…of` makes an iterator per loop while this runs unoptimized (every step).

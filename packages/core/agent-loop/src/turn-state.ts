@@ -50,6 +50,11 @@ export class StepState {
   // as a function of their own, one more call per step while the code is not optimized yet.
   declare readonly turn: number
   declare readonly step: number
+  /**
+   * `{ turn, step }`: the data of the step's `step/start` and of its `step/end`, one object for both (the log
+   * freezes it with `step/start` and keeps it once: the two events say the same thing).
+   */
+  declare readonly bounds: { readonly turn: number; readonly step: number }
   declare defersInjections: boolean
   /** The shared empty `NONE_PLACED` until an injection is deferred (`deferInjection`): no array per step. */
   declare deferred: PlacedMessage[]
@@ -72,6 +77,7 @@ export class StepState {
   constructor(turn: number, step: number) {
     this.turn = turn
     this.step = step
+    this.bounds = { turn, step }
     this.defersInjections = true
     this.deferred = NONE_PLACED
     this.assembler = undefined

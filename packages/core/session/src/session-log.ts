@@ -15,7 +15,7 @@ import type { PackedLog, Slot } from './log/slots'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
 import { defaultProjection, projectionProblem } from './projection-checks'
-import { Envelope, newEnvelope } from './log/envelope'
+import { Envelope, newEnvelope, now } from './log/envelope'
 import { freezeTrusted, freezeUnfrozen } from './log/trusted-json'
 import type { Session, SessionPosition } from './session'
 import type { AnySessionEvent, SessionEvent, SessionEventMap, SessionEventType, SessionId } from './types'
@@ -109,6 +109,10 @@ export class SessionLog implements Session, PackedLog {
     return this.structure.position
   }
 
+  get lastSeq(): number {
+    return this.length - 1
+  }
+
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     if (this.stage === 'detached') {
       throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
@@ -143,7 +147,7 @@ export class SessionLog implements Session, PackedLog {
     }
     this.structure.check(kind, type, data, seq, this.slots)
     if (!Object.isFrozen(data)) freezeUnfrozen(data)
-    const event = Object.freeze(new Envelope(BUILT_IN_TYPES[kind], seq, Date.now(), data)) as unknown as AnySessionEvent
+    const event = Object.freeze(new Envelope(BUILT_IN_TYPES[kind], seq, now(), data)) as unknown as AnySessionEvent
     // Commit: nothing below throws.
     this.slots[seq] = event
     this.length = seq + 1
@@ -158,17 +162,14 @@ export class SessionLog implements Session, PackedLog {
   }
 
   /**
-   * `append` entered apart from the per-chunk path (see `appendChecked`):
-   * the same validation, commit and publication, for events a driver
-   * writes now and then (a request header). `append` itself then meets
-   * almost only chunks, so the code optimized for them is not deoptimized
-   * when such an event first comes through it in a new session.
+   * `append` entered apart from the per-chunk path (see `appendChecked`), for a driver's occasional events (a request
+   * header): `append` then meets almost only chunks, and its optimized code is not deoptimized by a new session's first.
    */
   appendEvent<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     if (this.stage === 'detached') {
       throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
     }
-    const event = this.admit(type, data, this.length, Date.now(), undefined)
+    const event = this.admit(type, data, this.length, now(), undefined)
     if (this.stage === 'live') this.publish(event)
     if (this.unpackedCount !== 0 && !this.publishing) this.packChunks()
     return event as SessionEvent<K>

@@ -39,6 +39,13 @@ export interface Session {
    * was appended before the session was announced.
    */
   readonly loadedLength: number
+  /**
+   * The seq of the log's last event: `events.length - 1`, read without the
+   * `events` view (whose every read goes through a proxy). For a driver that
+   * notes where the log stands on a hot path (the agent loop's request marks,
+   * once per step).
+   */
+  readonly lastSeq: number
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K>
   /**
    * The type of the event at `seq`, or `undefined` past the end, without

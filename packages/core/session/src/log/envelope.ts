@@ -33,6 +33,39 @@ export const Envelope = function (this: EnvelopeFields, type: string, seq: numbe
 } as unknown as new (type: string, seq: number, time: number, data: object) => EnvelopeFields
 Envelope.prototype = Object.prototype
 
+/**
+ * An envelope whose `time` is not a number, kept for the process's life: it
+ * gives the envelope's `time` field a tagged representation from the first
+ * envelope on (see `now`). Exported, which keeps it alive for the module's
+ * life, on purpose: once the only object of a map transition is collected, a
+ * full GC may drop the transition, and the next envelope would get a field of
+ * doubles again.
+ */
+export const TAGGED_TIME: object = Object.freeze(new Envelope('', 0, undefined as unknown as number, Object.freeze({})))
+
+let lastTime = Number.NaN
+let sharedTime = 0
+
+/**
+ * `Date.now()`, as the same number object for every call in one millisecond.
+ *
+ * Why: `time` (about 1.8e12) does not fit in a small integer, so V8 keeps it
+ * in a heap number of its own (16 bytes) per envelope when the field holds
+ * doubles, and the log keeps every envelope. With the field tagged
+ * (`TAGGED_TIME`), an envelope holds a reference to the number it was given,
+ * and the envelopes of one millisecond (several turns' worth) share one: the
+ * same values, 16 bytes less kept per event, and less for each scavenge to
+ * copy while the session is young.
+ */
+export function now(): number {
+  const time = Date.now()
+  if (time !== lastTime) {
+    lastTime = time
+    sharedTime = time
+  }
+  return sharedTime
+}
+
 /** A new frozen envelope (a plain object) for `data` at `seq`. */
 export function newEnvelope(type: string, seq: number, time: number, data: object): AnySessionEvent {
   return Object.freeze(new Envelope(type, seq, time, data)) as unknown as AnySessionEvent
