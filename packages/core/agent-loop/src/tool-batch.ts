@@ -1,5 +1,6 @@
 import type { Agent, AdditionalContext } from '@deepseek-ai/dsh-agent'
 import { createToolResultMessage, type ToolCallBlock } from '@deepseek-ai/dsh-llm'
+import { isTextResult } from '@deepseek-ai/dsh-tools'
 import type { BatchHolder, BatchStage, BatchTools, CallOutcome } from './batch-stage'
 import type { BuiltLogWriter } from './failure'
 
@@ -393,18 +394,22 @@ export class ToolBatch {
     }
   }
 
-  /** Logs every result whose predecessors are all logged; stops for good at a refused one. */
+  /**
+   * Logs every result whose predecessors are all logged; stops for good at a refused one. A result that
+   * dsh-tools built from the call's id and one string (`isTextResult`: its message is deep-frozen lossless JSON of
+   * a tool result's shape) is appended built, like `tool/call`; any other result gets every check of `append`.
+   */
   private logDue(): void {
     while (this.logged < this.calls.length && !this.broken) {
-      const outcome = this.outcomes[this.logged]
+      const index = this.logged
+      const outcome = this.outcomes[index]
       if (!outcome) return
       try {
         // Two literals rather than a spread: an object spread is a real copy in the cold round's unoptimized code.
         const error = outcome.error
-        this.log.append(
-          'tool/result',
-          error ? { turn: this.turn, step: this.step, message: outcome.message, error } : { turn: this.turn, step: this.step, message: outcome.message },
-        )
+        if (error) this.log.append('tool/result', { turn: this.turn, step: this.step, message: outcome.message, error })
+        else if (isTextResult(this.stages[index], outcome)) this.log.appendBuilt('tool/result', { turn: this.turn, step: this.step, message: outcome.message })
+        else this.log.append('tool/result', { turn: this.turn, step: this.step, message: outcome.message })
       } catch (error) {
         this.broken = { error }
         return

@@ -238,4 +238,41 @@ describe('tool batches (R-TOOL-3)', () => {
     expect(log).toEqual([])
     expect(results).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH'])
   })
+
+  it('a string result is logged as it was built; a result of content blocks still gets every check of the log', async () => {
+    // A text block with a non-JSON field: dsh-tools' content check accepts it (it checks the fields it knows), the log's
+    // lossless-JSON check does not. Only results dsh-tools built from a string skip that check (isTextResult).
+    const odd = {
+      name: 'odd',
+      description: 'answers with a block that carries a Date',
+      parameters: { type: 'object', properties: {} },
+      isConcurrencySafe: () => true,
+      execute: () => [{ type: 'text' as const, text: 'odd', at: new Date(0) }] as never,
+    }
+    const plain = { ...odd, name: 'plain', description: 'answers with a string', execute: () => 'fine' as never }
+    const { agent, root } = await spine({ tools: [plain, odd], model: { script: [{ toolCalls: [{ name: 'plain', arguments: {} }, { name: 'odd', arguments: {} }], answer: 'never' }] } })
+    const errors: unknown[] = []
+    root.on('agent/error', (_agent, turn, step, error) => void errors.push([turn, step, (error as { code?: string }).code, ((error as { cause?: { code?: string } }).cause)?.code]))
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    const results = a.session.events.filter((event) => event.type === 'tool/result')
+    expect(results.map((event) => event.data)).toEqual([
+      {
+        turn: 1,
+        step: 1,
+        message: {
+          id: (results[0]!.data as { message: { id: string } }).message.id,
+          role: 'user',
+          content: [{ type: 'tool-result', toolCallId: (results[0]!.data as { message: { source: { callId: string } } }).message.source.callId, content: [{ type: 'text', text: 'fine' }] }],
+          source: { kind: 'tool', callId: (results[0]!.data as { message: { source: { callId: string } } }).message.source.callId },
+        },
+      },
+    ])
+    expect(Object.isFrozen(results[0]!.data)).toBe(true)
+    expect(errors).toEqual([[1, 1, 'APPEND_REFUSED', 'INVALID_EVENT']])
+    // The refused result broke the batch: nothing after it is written, and the turn stays open in the log.
+    expect(trace(a.session).filter((l) => l.startsWith('tool/') || l.startsWith('turn/end'))).toEqual(['tool/call plain', 'tool/call odd', 'tool/result ok "fine"'])
+    expect(a.session.position.openTurn?.turn).toBe(1)
+  })
 })

@@ -12,6 +12,7 @@ export { ToolError, isToolError } from './errors'
 export type { ToolErrorCode, ToolErrorCodeMap } from './errors'
 export { MAX_FEEDBACK_CHARS, approvalAnswer } from './approval'
 export type { ApprovalAnswer, ApprovalRequest, ApprovalResponse, ApprovalScope, ToolApproval } from './approval'
+export { isTextResult } from './pipeline'
 export type { ToolCallPlan, ToolCallStage } from './pipeline'
 export type {
   DeferredContext,

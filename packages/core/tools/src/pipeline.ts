@@ -89,6 +89,8 @@ export class StagedCall implements ToolCallStage {
   /** The arguments as `parsedBy` parsed and validated them (`isConcurrencySafe` then `admit`: one parse). */
   private declare parsedBy: ToolDefinition | undefined
   private declare parsedArgs: unknown
+  /** The result this call built from its id and one string (see `isTextResult`), once `finish()` made it. */
+  private declare textResult: ToolCallResult | undefined
 
   constructor(host: PipelineHost, call: ToolCall, agent: Agent, signal: AbortSignal) {
     this.host = host
@@ -105,6 +107,16 @@ export class StagedCall implements ToolCallStage {
     this.lookedUpAt = -1
     this.parsedBy = undefined
     this.parsedArgs = undefined
+    this.textResult = undefined
+  }
+
+  /**
+   * Whether `result` is the one `stage` (a call staged by this package) built
+   * from text (see `isTextResult`). A static method: it reads the stage's
+   * private record, which no other object can carry.
+   */
+  static isTextResult(stage: unknown, result: unknown): boolean {
+    return stage instanceof StagedCall && result !== undefined && stage.textResult === result
   }
 
   isConcurrencySafe(): boolean {
@@ -207,7 +219,7 @@ export class StagedCall implements ToolCallStage {
       if (!this.ran || !this.invocation) throw abortedBeforeDispatch()
       const { host, invocation } = this
       // With no tools/post-execute listener the decision is `accept`: the body's output as is, without an await.
-      result = heard(host.events, 'tools/post-execute') ? this.reviewed(invocation) : finalize(invocation, this.callRun, this.output!, this.signal)
+      result = heard(host.events, 'tools/post-execute') ? this.reviewed(invocation) : this.finalized(invocation, this.output!)
     } catch (error) {
       result = failed(this.callId, error, this.callRun)
     }
@@ -241,7 +253,21 @@ export class StagedCall implements ToolCallStage {
   /** `tools/post-execute`, then `finalizeContent`. */
   private reviewed(invocation: ToolInvocation): Promise<ToolCallResult> {
     const { host } = this
-    return review(host, host.filter(invocation.agent), invocation, this.output!).then((output) => finalize(invocation, this.callRun, output, this.signal))
+    return review(host, host.filter(invocation.agent), invocation, this.output!).then((output) => this.finalized(invocation, output))
+  }
+
+  /**
+   * `finalize`; a string output of a tool without `finalizeContent` becomes
+   * the result's one text block directly, and the result is recorded as built
+   * from text when the call's id is a non-empty string (so its message is
+   * lossless JSON of a tool result's shape, see `isTextResult`).
+   */
+  private finalized(invocation: ToolInvocation, output: ToolOutput): ToolCallResult {
+    if (typeof output !== 'string' || invocation.tool.finalizeContent) return finalize(invocation, this.callRun, output, this.signal)
+    const { id } = invocation.call
+    const result = successResult(id, output, this.callRun.contexts)
+    if (typeof id === 'string' && id.length !== 0) this.textResult = result
+    return result
   }
 
   private finishedLater(result: Promise<ToolCallResult>): Promise<ToolCallResult> {
@@ -275,6 +301,20 @@ function announceResult(host: PipelineHost, agent: Agent, call: ToolCall, result
   } catch (error) {
     host.reportListenerError('tools/result', error)
   }
+}
+
+/**
+ * Whether `result` is what `stage`, a call staged by this package
+ * (`ctx.tools.stage`), returned from `finish()` after building it from the
+ * call's id and one string (a body's or a `tools/post-execute` listener's
+ * string output, with no `finalizeContent`): its message is then a tool result
+ * made by `createToolResultMessage` from strings only, so it is deep-frozen,
+ * lossless JSON of a tool result's shape, and a driver may log it without
+ * walking it again. False for anything else (blocks, an error result, a stage
+ * or result of another implementation): such a result must be checked.
+ */
+export function isTextResult(stage: unknown, result: unknown): boolean {
+  return StagedCall.isTextResult(stage, result)
 }
 
 /** Stages one call without running it (see `ToolCallStage`). */
