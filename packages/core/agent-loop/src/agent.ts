@@ -242,7 +242,7 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
    */
   reportOutsideTurn(): void {
     if (this.openTurn) return
-    this.reportFailure(this.session.position.lastTurn, undefined)
+    this.reportFailure(this.session.lastTurn, undefined)
   }
 
   /** Emits `agent/error (turn, step, failure)` once for the agent's failure. */

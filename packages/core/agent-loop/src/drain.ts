@@ -119,7 +119,7 @@ export class Drain {
         if (agent.disposing || agent.failed.error) break
         const steering = agent.inboxState.hasSteering
         if (!steering && !agent.inboxState.hasTurnWork) continue
-        this.turnsBefore = agent.session.position.lastTurn
+        this.turnsBefore = agent.session.lastTurn
         let turn: Promise<void> | undefined
         try {
           turn = runTurn(agent, steering ? 'steering' : 'prompt')
@@ -148,7 +148,7 @@ export class Drain {
   /** The progress guard: whether the last round opened a turn. After a failure the round is already reported; anything else is a bug. */
   private progressed(): boolean {
     const agent = this.agent
-    if (agent.session.position.lastTurn !== this.turnsBefore) return true
+    if (agent.session.lastTurn !== this.turnsBefore) return true
     if (!agent.failed.error) agent.logger.error('agent %s: a drain round opened no turn; the pending work stays parked until the next wakeup', agent.id)
     return false
   }

@@ -104,7 +104,7 @@ export class InjectionRouter {
   private writeOneShot(messages: PlacedMessage[]): AgentError | undefined {
     const host = this.host
     const queue = (this.oneShot = messages)
-    const number = host.session.position.lastTurn + 1
+    const number = host.session.lastTurn + 1
     let opened = false
     try {
       host.append('turn/start', { turn: number, trigger: { kind: 'injection' } })

@@ -162,6 +162,9 @@ export class LogReplica {
       },
       loadedLength: session.loadedLength,
       lastSeq: seq - 1,
+      get lastTurn() {
+        return session.lastTurn
+      },
       append() {
         throw Object.assign(new Error('a projector must not append (it is being replayed by dsh-agent-loop/invariant)'), {
           code: 'REENTRANT_APPEND',

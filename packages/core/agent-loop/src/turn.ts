@@ -44,13 +44,13 @@ export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise
       host.openTurn = undefined
       return undefined
     }
-    state.turn = session.position.lastTurn + 1
+    state.turn = session.lastTurn + 1
     host.appendBuilt('turn/start', { turn: state.turn, trigger: state.trigger })
   } catch (error) {
     // The log refused the claim or turn/start: no turn is open in the log, and the agent failed.
     host.openTurn = undefined
     if (error !== host.failed.error) return Promise.reject(error)
-    host.reportFailure(session.position.lastTurn, undefined)
+    host.reportFailure(session.lastTurn, undefined)
     return undefined
   }
   let driven: Promise<void> | undefined

@@ -41,7 +41,8 @@ export class LogStructure {
    * "none"): `check` and `apply` read and write numbers, and the frozen
    * `SessionPosition` is built only when someone asks for it (`position`).
    */
-  private lastTurn = 0
+  /** Read by `SessionLog.lastTurn` (not written outside this class). */
+  lastTurn = 0
   private openTurn = 0
   /** The open turn's trigger (its `turn/start` data's, frozen), while a turn is open. */
   private openTrigger: TurnTrigger | undefined

@@ -113,6 +113,10 @@ export class SessionLog implements Session, PackedLog {
     return this.length - 1
   }
 
+  get lastTurn(): number {
+    return this.structure.lastTurn
+  }
+
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     if (this.stage === 'detached') {
       throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
@@ -186,18 +190,13 @@ export class SessionLog implements Session, PackedLog {
   }
 
   /**
-   * Validates, freezes, projects and commits one event at `seq` (always the
-   * current length). `loadedIgnorable` is `undefined` for a live append, and
-   * the event's persisted mark for a replayed one. `loaded` is the loaded
-   * envelope itself (a plain `{ type, seq, time, data, ignorable? }` whose seq
-   * is `seq`): it becomes the log entry, frozen in place with the canonical
-   * type string, instead of a copy, so a resumed log holds one envelope per
-   * event. `trusted` data is lossless JSON by construction (a backend parsed
-   * it): the lossless-JSON walk is skipped, everything else runs. Data built
-   * by a driver is admitted by `appendBuilt` instead.
-   *
-   * The caller packs the chunks it committed (`packChunks`) once no
-   * publication runs.
+   * Validates, freezes, projects and commits one event at `seq` (always the current length). `loadedIgnorable` is
+   * `undefined` for a live append, and the event's persisted mark for a replayed one. `loaded` is the loaded envelope
+   * itself (a plain `{ type, seq, time, data, ignorable? }` whose seq is `seq`): it becomes the log entry, frozen in
+   * place with the canonical type string, instead of a copy, so a resumed log holds one envelope per event. `trusted`
+   * data is lossless JSON by construction (a backend parsed it): the lossless-JSON walk is skipped, everything else
+   * runs. Data built by a driver is admitted by `appendBuilt` instead. The caller packs the chunks it committed
+   * (`packChunks`) once no publication runs.
    */
   admit(
     type: string,

@@ -46,6 +46,11 @@ export interface Session {
    * once per step).
    */
   readonly lastSeq: number
+  /**
+   * The number of the last turn opened (0 before the first): `position.lastTurn`
+   * without building the position object (a new one after every boundary).
+   */
+  readonly lastTurn: number
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K>
   /**
    * The type of the event at `seq`, or `undefined` past the end, without

@@ -35,6 +35,33 @@ describe('session.lastSeq (issue 18)', () => {
   })
 })
 
+describe('session.lastTurn (issue 18)', () => {
+  it('is position.lastTurn: 0 before the first turn, the open or last closed turn after, unchanged by a refused turn/start', async () => {
+    const root = await setup()
+    const session = root.sessions.create('a')
+    const seen: Array<[number, number]> = []
+    const note = () => void seen.push([session.lastTurn, session.position.lastTurn])
+    note()
+    openTurn(session, 1)
+    note()
+    session.append('step/start', { turn: 1, step: 1 })
+    appendBuilt(session, 'step/end', { turn: 1, step: 1 })
+    appendBuilt(session, 'turn/end', { turn: 1, reason: { kind: 'completed' } })
+    note()
+    expect(() => session.append('turn/start', { turn: 5, trigger: { kind: 'prompt' } })).toThrow()
+    note()
+    appendBuilt(session, 'turn/start', { turn: 2, trigger: { kind: 'injection' } })
+    note()
+    expect(seen).toEqual([
+      [0, 0],
+      [1, 1],
+      [1, 1],
+      [1, 1],
+      [2, 2],
+    ])
+  })
+})
+
 describe("an event's time (issue 18)", () => {
   it("is the clock's reading when the event was logged, whichever way it came in, also when the clock stands still or goes back", async () => {
     const root = await setup()

@@ -57,10 +57,11 @@ export function effectiveConfig(
     if (value !== undefined) out[keys[i]!] = value
   }
   if (info !== undefined) {
-    const efforts = info.reasoningEfforts ?? []
+    const efforts = info.reasoningEfforts
     const effort = config.reasoningEffort
     if (effort !== undefined) {
-      if (efforts.length === 0) {
+      // No list (no list made for it: this runs once per model call) or an empty one: the model accepts no effort.
+      if (efforts === undefined || efforts.length === 0) {
         throw invalid(`${routeName(config)} accepts no reasoning effort, but the call asks for "${effort}": remove reasoningEffort`)
       }
       if (!efforts.includes(effort)) {

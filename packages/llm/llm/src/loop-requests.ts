@@ -36,6 +36,8 @@ interface SessionSlots {
   weakFrom: number
   /** The length at which the next sweep of collected requests runs. */
   sweepAt: number
+  /** The slots are in the set's `direct` list (they hold requests directly until the next `weaken`). */
+  direct: boolean
 }
 
 /**
@@ -74,7 +76,11 @@ class LoopRequestSet {
     slots.requests.push(request)
     slots.metas.push(checked)
     if (slots.requests.length >= slots.sweepAt) sweep(slots)
-    this.direct.add(slots)
+    // A flag rather than a `Set.add` per mark: the set's hash lookup for slots it holds already, every step.
+    if (!slots.direct) {
+      slots.direct = true
+      this.direct.add(slots)
+    }
     if (!this.weakening) {
       this.weakening = true
       const immediate: { unref?: () => unknown } = setImmediate(() => this.weaken())
@@ -104,6 +110,7 @@ class LoopRequestSet {
     if (!slots) return
     this.sessions.delete(sessionId)
     this.direct.delete(slots)
+    slots.direct = false
     for (let i = 0; i < slots.requests.length; i++) {
       const request = held(slots.requests[i]!)
       if (request !== undefined && this.marked.get(request) === slots.metas[i]) this.marked.delete(request)
@@ -136,6 +143,7 @@ class LoopRequestSet {
         if (!(entry instanceof WeakRef)) requests[i] = new WeakRef(entry)
       }
       slots.weakFrom = requests.length
+      slots.direct = false
     }
     this.direct.clear()
   }
@@ -147,7 +155,7 @@ function newSlots(): SessionSlots {
   const metas: LoopRequestMeta[] = [NO_META]
   requests.pop()
   metas.pop()
-  return { requests, metas, weakFrom: 0, sweepAt: 64 }
+  return { requests, metas, weakFrom: 0, sweepAt: 64, direct: false }
 }
 
 const NO_REQUEST = Object.freeze({}) as LlmRequest
@@ -222,7 +230,8 @@ const MetaRecord = function (this: { -readonly [K in keyof LoopRequestMeta]: Loo
 } as unknown as new (sessionId: SessionId, turn: number, step: number, lastSeq: number, messageCount: number) => LoopRequestMeta
 MetaRecord.prototype = Object.prototype
 
-const loopRequestSet = new LoopRequestSet()
+/** The process's set (the service's `markLoopRequest` calls it directly: one call level less per step). */
+export const loopRequestSet = new LoopRequestSet()
 
 /**
  * Records `request` as one the agent loop dispatched, at `meta`'s place in its

@@ -4,14 +4,7 @@ import type { GenerateOptions, LlmAdapter, LlmCallConfig, LlmRequest, ModelInfo,
 import { checkCallConfig, effectiveConfig } from './call-config'
 import { Context, Service } from './cordis'
 import { LlmError, toLlmFailure } from './failure'
-import {
-  forgetLoopRequests,
-  isLoopRequest,
-  loopRequests,
-  markLoopRequest,
-  type LoopRequestEntry,
-  type LoopRequestMeta,
-} from './loop-requests'
+import { forgetLoopRequests, isLoopRequest, loopRequestSet, loopRequests, type LoopRequestEntry, type LoopRequestMeta } from './loop-requests'
 import { BoundCall, type AdapterRegistration } from './prepared-call'
 import { DONE } from './protocol-stream'
 import type { SessionId } from './session-id'
@@ -138,7 +131,7 @@ export class LlmService extends Service {
 
   /** See `markLoopRequest`. */
   markLoopRequest(request: LlmRequest, meta: LoopRequestMeta): void {
-    markLoopRequest(request, meta)
+    loopRequestSet.mark(request, meta)
   }
 
   /** See `isLoopRequest`. */
