@@ -62,15 +62,97 @@ export function estimatesUsage(reply: string | ScriptReply, options: ChunkingOpt
  *
  * Lazy on purpose: a long reply streams without a planned array of all its
  * chunks, and the iterator's own `{ value, done }` results are what the
- * scripted stream hands on.
+ * scripted stream hands on. A reply of text alone (the usual answer) is
+ * played by `TextChunks`, which makes the same chunks and results without a
+ * generator frame to resume per chunk; any other by a generator. Either way,
+ * once the iterator finished (or threw) its `next()` answers done.
  */
-export function* replyChunks(
+export function replyChunks(
   reply: string | ScriptReply,
   callIndex: number,
   inputChars: number,
   options: ChunkingOptions,
-): Generator<StreamChunk, void, undefined> {
+): Iterator<StreamChunk, void, undefined> {
   const r: ScriptReply = typeof reply === 'string' ? { text: reply } : reply
+  if (r.chunks === undefined && r.throw === undefined && r.reasoning === undefined && (r.toolCalls === undefined || r.toolCalls.length === 0)) {
+    return new TextChunks(r, pieces(r.text, options.textChunking), inputChars, options)
+  }
+  return playedChunks(r, callIndex, inputChars, options)
+}
+
+/** Where a `TextChunks` is: at a text delta (`0`…), or at one of these, in this order. */
+const AT_USAGE = -1
+const AT_FINISH = -2
+const ENDED = -3
+
+/**
+ * The chunks of a reply of text only (no scripted chunks, no throw, no
+ * reasoning, no tool calls), as `playedChunks` makes them: the text deltas
+ * (block 0), then `usage` and `finish` as the reply says. An iterator that
+ * is also its own `Iterable`, as a generator is; `return()` ends it. The
+ * results are new `{ value, done }` objects in a generator's key order.
+ */
+class TextChunks implements Iterator<StreamChunk, void, undefined>, Iterable<StreamChunk> {
+  // Fields are `declare`d and set in the constructor: no per-construction field initializer (see dsh-llm's `ProtocolStream`).
+  /** The next text delta's position, or `AT_USAGE`, `AT_FINISH`, `ENDED`. */
+  private declare at: number
+  private declare outputChars: number
+  private declare readonly reply: ScriptReply
+  private declare readonly text: readonly string[]
+  private declare readonly inputChars: number
+  private declare readonly options: ChunkingOptions
+
+  constructor(reply: ScriptReply, text: readonly string[], inputChars: number, options: ChunkingOptions) {
+    this.at = text.length === 0 ? AT_USAGE : 0
+    this.outputChars = 0
+    this.reply = reply
+    this.text = text
+    this.inputChars = inputChars
+    this.options = options
+  }
+
+  [Symbol.iterator](): this {
+    return this
+  }
+
+  next(): IteratorResult<StreamChunk, void> {
+    const at = this.at
+    if (at >= 0) {
+      const text = this.text
+      const piece = text[at]!
+      this.at = at + 1 === text.length ? AT_USAGE : at + 1
+      this.outputChars += piece.length
+      return { value: { type: 'text-delta', index: 0, text: piece }, done: false }
+    }
+    return this.end(at)
+  }
+
+  return(): IteratorResult<StreamChunk, void> {
+    this.at = ENDED
+    return { value: undefined, done: true }
+  }
+
+  /** The chunks after the text: `usage` (unless there is none), then `finish` (unless `noFinish`), then done. */
+  private end(at: number): IteratorResult<StreamChunk, void> {
+    const r = this.reply
+    if (at === AT_USAGE) {
+      this.at = AT_FINISH
+      const usage: TokenUsage | undefined = r.usage === false ? undefined : r.usage ?? modelUsage(this.options.usage, this.inputChars, this.outputChars, 0)
+      if (usage !== undefined) return { value: { type: 'usage', usage }, done: false }
+    }
+    if (this.at === AT_FINISH) {
+      this.at = ENDED
+      if (!r.noFinish) {
+        const reason: FinishReason = r.error !== undefined ? { kind: 'error', failure: r.error } : { kind: r.finish ?? 'stop' }
+        return { value: { type: 'finish', reason }, done: false }
+      }
+    }
+    return { value: undefined, done: true }
+  }
+}
+
+/** `replyChunks` for any reply, as a generator. */
+function* playedChunks(r: ScriptReply, callIndex: number, inputChars: number, options: ChunkingOptions): Generator<StreamChunk, void, undefined> {
   if (r.chunks !== undefined) {
     yield* r.chunks
     if (r.throw !== undefined) throw thrown(r.throw)
