@@ -74,8 +74,9 @@ export class InboxState {
     this.view = undefined
     const slot = this.reserve()
     try {
-      // An admitted message: validated and deep-frozen by admission.
-      this.log.appendBuilt('inbox/enqueue', { message })
+      // An admitted message: validated and deep-frozen by admission. The data is frozen here (see `appendBuilt`'s
+      // callers in turn.ts): the log then has nothing to walk.
+      this.log.appendBuilt('inbox/enqueue', Object.freeze({ message }))
     } catch (error) {
       this.remove(message)
       this.release(slot)
@@ -96,7 +97,7 @@ export class InboxState {
     if (index < 0) return false
     const slot = this.reserve()
     try {
-      this.log.appendBuilt('inbox/dequeue', { id: message.id })
+      this.log.appendBuilt('inbox/dequeue', Object.freeze({ id: message.id }))
     } catch (error) {
       // Refused: the item is pending again, where it was (a nested transition's changes stay).
       const now = message.target === 'next-turn' ? this.turnColumn : this.stepColumn

@@ -273,9 +273,11 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
 function enterProposed(host: TurnHost, entry: ProposedEntry, dropped: Set<string> | undefined): void {
   if (entry.type === 'steering/message' && dropped?.has(entry.item ?? '')) return
   const { message, envelope } = entry.placed
-  const data = envelope ? { message, envelope } : { message }
   // An admitted item as placed by the loop (admitted content, a deep-frozen message) is appended as built;
   // a prompt-submit listener's content and a continuation's reason (a plugin's string) are checked.
-  if (entry.admitted === true || entry.item !== undefined) host.appendBuilt(entry.type, data)
-  else host.append(entry.type, data)
+  if (entry.admitted === true || entry.item !== undefined) {
+    // The message is deep-frozen: `{ message }` is frozen whole here (nothing for the log to walk); an envelope
+    // the placement built is frozen by the log.
+    host.appendBuilt(entry.type, envelope ? { message, envelope } : Object.freeze({ message }))
+  } else host.append(entry.type, envelope ? { message, envelope } : { message })
 }

@@ -48,7 +48,12 @@ function endTurn(host: TurnHost, state: TurnState): Promise<void> | undefined {
   try {
     // A reason the loop built; an error's failure came from a plugin or a provider and is checked.
     if (reason.kind === 'error') host.append('turn/end', { turn: state.turn, reason })
-    else host.appendBuilt('turn/end', { turn: state.turn, reason })
+    else {
+      // A completed turn's end is the shared frozen `COMPLETED`: the data is then frozen whole here, and the log has
+      // nothing to walk; another reason the loop built is frozen by the log.
+      const data = { turn: state.turn, reason }
+      host.appendBuilt('turn/end', Object.isFrozen(reason) ? Object.freeze(data) : data)
+    }
   } catch (error) {
     // Refused (the agent failed): the turn stays open in the log, as far as it accepted.
     if (error !== host.failed.error) throw error

@@ -51,8 +51,8 @@ export class StepState {
   declare readonly turn: number
   declare readonly step: number
   /**
-   * `{ turn, step }`: the data of the step's `step/start` and of its `step/end`, one object for both (the log
-   * freezes it with `step/start` and keeps it once: the two events say the same thing).
+   * `{ turn, step }`, frozen: the data of the step's `step/start` and of its `step/end`, one object for both (the
+   * log keeps it once: the two events say the same thing).
    */
   declare readonly bounds: { readonly turn: number; readonly step: number }
   declare defersInjections: boolean
@@ -77,7 +77,8 @@ export class StepState {
   constructor(turn: number, step: number) {
     this.turn = turn
     this.step = step
-    this.bounds = { turn, step }
+    // Frozen now (numbers only): the log has nothing to walk when it logs it.
+    this.bounds = Object.freeze({ turn, step })
     this.defersInjections = true
     this.deferred = NONE_PLACED
     this.assembler = undefined

@@ -45,7 +45,9 @@ export function runTurn(host: TurnHost, trigger: 'prompt' | 'steering'): Promise
       return undefined
     }
     state.turn = session.lastTurn + 1
-    host.appendBuilt('turn/start', { turn: state.turn, trigger: state.trigger })
+    // Frozen here: its parts are a number and a shared frozen trigger, so the log's freeze would only walk them to
+    // find that out (`appendBuilt` skips data that is frozen; the log keeps what it is given, frozen either way).
+    host.appendBuilt('turn/start', Object.freeze({ turn: state.turn, trigger: state.trigger }))
   } catch (error) {
     // The log refused the claim or turn/start: no turn is open in the log, and the agent failed.
     host.openTurn = undefined

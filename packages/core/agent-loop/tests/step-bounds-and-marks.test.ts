@@ -2,7 +2,26 @@ import { describe, expect, it } from 'vitest'
 import { forgetLoopRequests, loopRequests } from '@deepseek-ai/dsh-llm'
 import { echo, spine } from '@deepseek-ai/dsh-testkit'
 
+/** Whether `value` and everything it holds are frozen. */
+function deepFrozen(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true
+  if (!Object.isFrozen(value)) return false
+  return Object.values(value).every(deepFrozen)
+}
+
 describe("a step's bounds and its request's mark (issue 18)", () => {
+  it('logs every event of a turn deep-frozen, the data the loop froze itself and the data the log froze (a prompt-prefix envelope)', async () => {
+    const { agent } = await spine({ model: { script: ['Hello', 'Again'] } })
+    const a = await agent()
+    a.followup('hi')
+    await a.whenIdle()
+    a.followup({ content: 'and this', contexts: [{ label: 'file', content: [{ type: 'text', text: 'ctx' }] }], placement: 'prompt-prefix' })
+    await a.whenIdle()
+    const events = [...a.session.events]
+    expect(events.filter((event) => event.type === 'user/message').map((event) => 'envelope' in event.data)).toEqual([false, true])
+    expect(events.filter((event) => !deepFrozen(event)).map((event) => event.type)).toEqual([])
+  })
+
   it("logs one frozen { turn, step } as both the step/start and the step/end data of a step", async () => {
     const { agent } = await spine({
       tools: [echo],
