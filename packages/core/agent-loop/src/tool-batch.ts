@@ -1,6 +1,7 @@
 import type { Agent, AdditionalContext } from '@deepseek-ai/dsh-agent'
 import { createToolResultMessage, type ToolCallBlock } from '@deepseek-ai/dsh-llm'
 import { isTextResult } from '@deepseek-ai/dsh-tools'
+import { CallRecord, ResultRecord } from './batch-records'
 import type { BatchHolder, BatchStage, BatchTools, CallOutcome } from './batch-stage'
 import type { BuiltLogWriter } from './failure'
 
@@ -386,7 +387,7 @@ export class ToolBatch {
    */
   private logCall(call: ToolCallBlock): boolean {
     try {
-      this.log.appendBuilt('tool/call', { turn: this.turn, step: this.step, callId: call.id, name: call.name, arguments: call.arguments })
+      this.log.appendBuilt('tool/call', new CallRecord(this.turn, this.step, call))
       return true
     } catch (error) {
       this.broken ??= { error }
@@ -405,11 +406,11 @@ export class ToolBatch {
       const outcome = this.outcomes[index]
       if (!outcome) return
       try {
-        // Two literals rather than a spread: an object spread is a real copy in the cold round's unoptimized code.
+        // A failed call's data stays a literal (rare); the others are records without an allocation site (batch-records.ts).
         const error = outcome.error
         if (error) this.log.append('tool/result', { turn: this.turn, step: this.step, message: outcome.message, error })
-        else if (isTextResult(this.stages[index], outcome)) this.log.appendBuilt('tool/result', { turn: this.turn, step: this.step, message: outcome.message })
-        else this.log.append('tool/result', { turn: this.turn, step: this.step, message: outcome.message })
+        else if (isTextResult(this.stages[index], outcome)) this.log.appendBuilt('tool/result', new ResultRecord(this.turn, this.step, outcome.message))
+        else this.log.append('tool/result', new ResultRecord(this.turn, this.step, outcome.message))
       } catch (error) {
         this.broken = { error }
         return

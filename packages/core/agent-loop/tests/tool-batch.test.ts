@@ -270,6 +270,13 @@ describe('tool batches (R-TOOL-3)', () => {
       },
     ])
     expect(Object.isFrozen(results[0]!.data)).toBe(true)
+    // The entries' data are plain objects with the documented keys in order (what a reader, a backend or a replica sees).
+    const calls = a.session.events.filter((event) => event.type === 'tool/call')
+    expect([...calls, ...results].map((event) => [Object.getPrototypeOf(event.data) === Object.prototype, Object.keys(event.data)])).toEqual([
+      [true, ['turn', 'step', 'callId', 'name', 'arguments']],
+      [true, ['turn', 'step', 'callId', 'name', 'arguments']],
+      [true, ['turn', 'step', 'message']],
+    ])
     expect(errors).toEqual([[1, 1, 'APPEND_REFUSED', 'INVALID_EVENT']])
     // The refused result broke the batch: nothing after it is written, and the turn stays open in the log.
     expect(trace(a.session).filter((l) => l.startsWith('tool/') || l.startsWith('turn/end'))).toEqual(['tool/call plain', 'tool/call odd', 'tool/result ok "fine"'])

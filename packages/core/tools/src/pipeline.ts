@@ -312,10 +312,9 @@ function announceResult(host: PipelineHost, agent: Agent, call: ToolCall, result
  * lossless JSON of a tool result's shape, and a driver may log it without
  * walking it again. False for anything else (blocks, an error result, a stage
  * or result of another implementation): such a result must be checked.
+ * The class's static method itself (it uses no `this`): no call frame of its own.
  */
-export function isTextResult(stage: unknown, result: unknown): boolean {
-  return StagedCall.isTextResult(stage, result)
-}
+export const isTextResult: (stage: unknown, result: unknown) => boolean = StagedCall.isTextResult
 
 /** Stages one call without running it (see `ToolCallStage`). */
 export function stageCall(host: PipelineHost, call: ToolCall, options: { agent: Agent; signal?: AbortSignal }): ToolCallStage {

@@ -5,12 +5,34 @@ import type { ToolCallResult, ToolOutput } from './types'
 
 const frozenNone: readonly ContextRecord[] = Object.freeze([])
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * `{ message, contexts }` and `{ message, error, contexts }` (unfrozen), plain objects made by `new`: an object
+ * made by a constructor has no allocation site, so V8's decision to allocate a literal's objects in the old
+ * generation (pretenuring) never deoptimizes the code that inlined this (the tool batch's result loop).
+ */
+const SuccessRecord = function (this: Mutable<ToolCallResult>, message: ToolCallResult['message'], contexts: readonly ContextRecord[]) {
+  this.message = message
+  this.contexts = contexts
+} as unknown as new (message: ToolCallResult['message'], contexts: readonly ContextRecord[]) => ToolCallResult
+SuccessRecord.prototype = Object.prototype
+
+const ErrorRecord = function (
+  this: Mutable<ToolCallResult>,
+  message: ToolCallResult['message'],
+  error: NonNullable<ToolCallResult['error']>,
+  contexts: readonly ContextRecord[],
+) {
+  this.message = message
+  this.error = error
+  this.contexts = contexts
+} as unknown as new (message: ToolCallResult['message'], error: NonNullable<ToolCallResult['error']>, contexts: readonly ContextRecord[]) => ToolCallResult
+ErrorRecord.prototype = Object.prototype
+
 /** A successful result: one `tool-result` block with `content` (a string is one text block). */
 export function successResult(callId: CallId, content: string | readonly ContentBlock[], contexts: readonly ContextRecord[]): ToolCallResult {
-  return Object.freeze({
-    message: createToolResultMessage({ callId, content }),
-    contexts: contexts.length ? deepFreeze([...contexts]) : frozenNone,
-  })
+  return Object.freeze(new SuccessRecord(createToolResultMessage({ callId, content }), contexts.length ? deepFreeze([...contexts]) : frozenNone))
 }
 
 /**
@@ -23,11 +45,13 @@ export function errorResult(
   message: string,
   contexts: readonly ContextRecord[] = frozenNone,
 ): ToolCallResult {
-  return Object.freeze({
-    message: createToolResultMessage({ callId, content: `Error: ${message}`, isError: true }),
-    error: Object.freeze({ code, message }),
-    contexts: contexts.length ? deepFreeze([...contexts]) : frozenNone,
-  })
+  return Object.freeze(
+    new ErrorRecord(
+      createToolResultMessage({ callId, content: `Error: ${message}`, isError: true }),
+      Object.freeze({ code, message }),
+      contexts.length ? deepFreeze([...contexts]) : frozenNone,
+    ),
+  )
 }
 
 /** The content of an output: a string is one text block; blocks are checked and copied. Throws `TOOL_ERROR`. */

@@ -53,6 +53,14 @@ describe('isTextResult: the results a driver may log without walking them again'
     const cases = [await runStaged(root, 'blocks'), await runStaged(root, 'formatted'), await runStaged(root, 'broken'), await runStaged(root, 'missing'), await runStaged(root, 'say', {}, '')]
     expect(cases.map(({ stage, result }) => isTextResult(stage, result))).toEqual([false, false, false, false, false])
     expect(cases.map(({ result }) => result.error?.code)).toEqual([undefined, undefined, 'TOOL_ERROR', 'UNKNOWN_TOOL', undefined])
+    // Every result is a plain frozen object with its keys in this order.
+    expect(cases.map(({ result }) => [Object.getPrototypeOf(result) === Object.prototype, Object.isFrozen(result), Object.keys(result)])).toEqual([
+      [true, true, ['message', 'contexts']],
+      [true, true, ['message', 'contexts']],
+      [true, true, ['message', 'error', 'contexts']],
+      [true, true, ['message', 'error', 'contexts']],
+      [true, true, ['message', 'contexts']],
+    ])
   })
 
   it('a stage or result of another implementation is never vouched for', async () => {

@@ -51,10 +51,28 @@ MessageRecord.prototype = Object.prototype
  * message).
  */
 function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
-  if (typeof content === 'string') return Object.freeze([Object.freeze(new TextRecord(content))])
+  if (typeof content === 'string') return Object.freeze(oneBlock(Object.freeze(new TextRecord(content))))
   const out: ContentBlock[] = Array.isArray(content) ? content.slice() : [...content]
   for (let i = 0; i < out.length; i++) deepFreeze(out[i])
   return Object.freeze(out)
+}
+
+/** A one-element list whose element is an object: what `oneBlock` copies (its element is replaced). */
+const ONE_BLOCK: ContentBlock[] = [Object.freeze(new TextRecord(''))]
+
+/**
+ * A new list holding `block` alone, made by `slice` of a one-element list:
+ * the same packed list of objects a `[block]` literal makes, without the
+ * literal's allocation site. The session keeps these lists (every tool
+ * result holds two); once V8 decides to allocate a literal's objects in the
+ * old generation, it deoptimizes every optimized function that inlined the
+ * literal (in the tool scenario's cold round: the tool batch's result loop
+ * and this function), and they ran unoptimized for the rest of the round.
+ */
+function oneBlock(block: ContentBlock): ContentBlock[] {
+  const list = ONE_BLOCK.slice()
+  list[0] = block
+  return list
 }
 
 /** A frozen message of `role`: its content copied and frozen, its source deep-frozen (in place). */
@@ -101,7 +119,7 @@ export function createToolResultMessage(options: {
   const block: ContentBlock = options.isError
     ? { type: 'tool-result', toolCallId: callId, content: inner, isError: true }
     : new ToolResultRecord(callId, inner)
-  const content: ContentBlock[] = [Object.freeze(block)]
+  const content = oneBlock(Object.freeze(block))
   const message = new MessageRecord(options.id ?? newMessageId(), 'user', Object.freeze(content), Object.freeze(new ToolSourceRecord(callId)))
   return Object.freeze(message) as UserMessage
 }

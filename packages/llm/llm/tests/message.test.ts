@@ -59,6 +59,25 @@ describe('message constructors', () => {
     expect(messages[1]!.source).toBe(source)
   })
 
+  it('give every tool result lists of its own: exactly its one block each, never shared with another message', () => {
+    const first = createToolResultMessage({ callId: CallId('c1'), content: 'one' })
+    const second = createToolResultMessage({ callId: CallId('c2'), content: 'two' })
+    const lists = (message: Message) => {
+      const block = message.content[0] as { content: readonly ContentBlock[] }
+      return [message.content, block.content]
+    }
+    const [outer1, inner1] = lists(first)
+    const [outer2, inner2] = lists(second)
+    expect([outer1 === outer2, inner1 === inner2, outer1 === inner1]).toEqual([false, false, false])
+    expect([outer1, inner1, outer2, inner2].map((list) => ({ array: Array.isArray(list), keys: Object.keys(list!), frozen: Object.isFrozen(list) }))).toEqual(
+      Array(4).fill({ array: true, keys: ['0'], frozen: true }),
+    )
+    expect([inner1![0], inner2![0]]).toStrictEqual([
+      { type: 'text', text: 'one' },
+      { type: 'text', text: 'two' },
+    ])
+  })
+
   it('copy the block list they are given (the caller keeps its list), keep and freeze its blocks, and read any iterable', () => {
     const first: ContentBlock = { type: 'text', text: 'a' }
     const blocks: ContentBlock[] = [first]
