@@ -28,7 +28,7 @@ const MAX_DELTA = 0x7fffffff
  *
  * As objects, one chunk event is four V8 objects (envelope, data, chunk, the
  * boxed `time`), its strings and an array slot: about 200 bytes without
- * pointer compression. Here it is 15 bytes of typed-array columns plus its
+ * pointer compression. Here it is 11 bytes of typed-array columns plus its
  * characters, which are stored with the neighbouring chunks' in one flat
  * string per page:
  *
@@ -37,8 +37,9 @@ const MAX_DELTA = 0x7fffffff
  *   offset from its run's base (32 bits; a time that does not fit starts a
  *   new run, so every time is kept exactly);
  * - per chunk: that offset, its shape (8 bits), its block index (16 bits),
- *   where its characters end in its page, and a split for the shapes with two
- *   or three strings (or the index of a kept `usage`/`finish` object).
+ *   and where its characters end in its page; the few chunks with a split
+ *   (the shapes with two or three strings, a kept `usage`/`finish` object's
+ *   index) keep it apart (`splits`), so a text delta costs no split column.
  *
  * Only chunks of a documented shape (`chunk-shape.ts`) are packed, so
  * `event(i, seq)` rebuilds exactly the event that was packed: the same keys
@@ -57,8 +58,14 @@ export class ChunkPack {
   private indices = new Uint16Array(INITIAL_CAPACITY)
   /** Where the chunk's characters end in its page (they start where the previous chunk's end). */
   private ends = new Int32Array(INITIAL_CAPACITY)
-  /** `SignedReasoning`: the text's length; `ToolCall`: `id` length × 65536 + `name` length; `Object`: its index in `objects`. */
-  private splits = new Int32Array(INITIAL_CAPACITY)
+  /**
+   * The splits that are not 0, by chunk: `SignedReasoning`: the text's
+   * length; `ToolCall`: `id` length × 65536 + `name` length; `Object`: its
+   * index in `objects`. Every other shape's split is 0. Apart from the
+   * columns because nearly every chunk is a text delta: a column of splits
+   * was 4 of a chunk's 15 bytes, and fresh memory on every growth.
+   */
+  private readonly splits = new Map<number, number>()
 
   /**
    * Runs of consecutive chunks of one step: the first chunk of each, its
@@ -202,7 +209,7 @@ export class ChunkPack {
         chunk = Object.freeze({ type: 'reasoning-delta', index, text: text.slice(start, end) })
         break
       case Shape.SignedReasoning: {
-        const middle = start + this.splits[i]!
+        const middle = start + this.splitOf(i)
         chunk = Object.freeze({ type: 'reasoning-delta', index, text: text.slice(start, middle), signature: text.slice(middle, end) })
         break
       }
@@ -213,7 +220,7 @@ export class ChunkPack {
         chunk = Object.freeze({ type: 'redacted-reasoning-delta', index, data: text.slice(start, end) })
         break
       case Shape.ToolCall: {
-        const split = this.splits[i]!
+        const split = this.splitOf(i)
         const idEnd = start + (split >>> 16)
         const nameEnd = idEnd + (split & 0xffff)
         chunk = Object.freeze({
@@ -226,7 +233,7 @@ export class ChunkPack {
         break
       }
       default:
-        chunk = this.objects[this.splits[i]!]!
+        chunk = this.objects[this.splitOf(i)]!
     }
     const run = this.runOf(i)
     const data = Object.freeze({ turn: this.runTurns[run]!, step: this.runSteps[run]!, chunk })
@@ -258,7 +265,7 @@ export class ChunkPack {
     this.shapes[i] = shape
     this.indices[i] = index
     this.ends[i] = this.pendingLength
-    this.splits[i] = split
+    if (split !== 0) this.splits.set(i, split)
     if (this.pendingLength >= PAGE_CHARACTERS || this.pending.length >= PAGE_PARTS) this.seal()
     return i
   }
@@ -298,6 +305,11 @@ export class ChunkPack {
     this.staged = 0
   }
 
+  /** The split of chunk `i` (see `splits`). */
+  private splitOf(i: number): number {
+    return this.splits.get(i) ?? 0
+  }
+
   /** The run of chunk `i`; the last answer is tried first, since readers mostly go through the log in order. */
   private runOf(i: number): number {
     const starts = this.runStarts
@@ -330,7 +342,6 @@ export class ChunkPack {
     this.shapes = grown(this.shapes, new Uint8Array(capacity))
     this.indices = grown(this.indices, new Uint16Array(capacity))
     this.ends = grown(this.ends, new Int32Array(capacity))
-    this.splits = grown(this.splits, new Int32Array(capacity))
     this.capacity = capacity
   }
 }
