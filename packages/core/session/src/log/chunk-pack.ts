@@ -19,7 +19,8 @@ const MAX_ID_LENGTH = 0x7fff
 const MAX_NAME_LENGTH = 0xffff
 /** Block indices are kept in 16 bits; a chunk with a larger one stays an object. */
 const MAX_INDEX = 0xffff
-const MAX_DELTA = 0x7fffffff
+/** A chunk's time offset from its run's base is kept in 16 bits: a later chunk (about 65 s on) starts a new run. */
+const MAX_DELTA = 0xffff
 
 /**
  * `assistant/chunk` events kept as columns instead of objects: what lets a
@@ -28,13 +29,13 @@ const MAX_DELTA = 0x7fffffff
  *
  * As objects, one chunk event is four V8 objects (envelope, data, chunk, the
  * boxed `time`), its strings and an array slot: about 200 bytes without
- * pointer compression. Here it is 11 bytes of typed-array columns plus its
+ * pointer compression. Here it is 9 bytes of typed-array columns plus its
  * characters, which are stored with the neighbouring chunks' in one flat
  * string per page:
  *
  * - consecutive chunks of one step form a run, which holds the turn, the
  *   step and a base time once; a chunk keeps its time as a whole-millisecond
- *   offset from its run's base (32 bits; a time that does not fit starts a
+ *   offset from its run's base (16 bits; a time that does not fit starts a
  *   new run, so every time is kept exactly);
  * - per chunk: that offset, its shape (8 bits), its block index (16 bits),
  *   and where its characters end in its page; the few chunks with a split
@@ -53,7 +54,7 @@ export class ChunkPack {
 
   private capacity = INITIAL_CAPACITY
   /** The time, in ms after the base of the chunk's run. */
-  private offsets = new Int32Array(INITIAL_CAPACITY)
+  private offsets = new Uint16Array(INITIAL_CAPACITY)
   private shapes = new Uint8Array(INITIAL_CAPACITY)
   private indices = new Uint16Array(INITIAL_CAPACITY)
   /** Where the chunk's characters end in its page (they start where the previous chunk's end). */
@@ -338,7 +339,7 @@ export class ChunkPack {
 
   private grow(): void {
     const capacity = this.capacity * 2
-    this.offsets = grown(this.offsets, new Int32Array(capacity))
+    this.offsets = grown(this.offsets, new Uint16Array(capacity))
     this.shapes = grown(this.shapes, new Uint8Array(capacity))
     this.indices = grown(this.indices, new Uint16Array(capacity))
     this.ends = grown(this.ends, new Int32Array(capacity))
