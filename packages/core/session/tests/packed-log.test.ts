@@ -155,8 +155,12 @@ describe('published chunks are kept packed, behind the same read-only events vie
     const session = root.sessions.create(SessionId('s'))
     openTurn(session, 1)
     const realNow = Date.now
-    // The last three: the largest offset a run keeps (65,535 ms after its base), then one past it (a new run).
-    const times = [1_700_000_000_000, 1_700_000_000_005, 1_699_999_999_000, 1_700_000_000_000.5, 1_800_000_000_000, 1_800_000_000_001, 1_800_000_065_535, 1_800_000_065_536, 1_800_000_065_537]
+    // Then: the largest offset a run keeps (65,535 ms after its base), one past it (a new run), and two
+    // fractional times a whole number of ms apart whose base + offset is not the second time in doubles.
+    const times = [
+      1_700_000_000_000, 1_700_000_000_005, 1_699_999_999_000, 1_700_000_000_000.5, 1_800_000_000_000, 1_800_000_000_001, 1_800_000_065_535, 1_800_000_065_536,
+      1_800_000_065_537, 342.9450905677768, 59432.94509056777,
+    ]
     let next = 0
     Date.now = () => times[next++]!
     try {
@@ -166,7 +170,7 @@ describe('published chunks are kept packed, behind the same read-only events vie
     } finally {
       Date.now = realNow
     }
-    session.append('assistant/message', { turn: 1, step: 1, message: assistant('012345678'), chunkSeqs: times.map((_, i) => 4 + i), finishReason: { kind: 'stop' } })
+    session.append('assistant/message', { turn: 1, step: 1, message: assistant(times.map((_, i) => i).join('')), chunkSeqs: times.map((_, i) => 4 + i), finishReason: { kind: 'stop' } })
     session.append('step/end', { turn: 1, step: 1 })
     expect(session.events.slice(4, 4 + times.length).map((event) => event.time)).toEqual(times)
   })

@@ -210,7 +210,7 @@ export class ChunkPack {
         chunk = Object.freeze({ type: 'reasoning-delta', index, text: text.slice(start, end) })
         break
       case Shape.SignedReasoning: {
-        const middle = start + this.splitOf(i)
+        const middle = start + this.storedSplit(i)
         chunk = Object.freeze({ type: 'reasoning-delta', index, text: text.slice(start, middle), signature: text.slice(middle, end) })
         break
       }
@@ -221,7 +221,7 @@ export class ChunkPack {
         chunk = Object.freeze({ type: 'redacted-reasoning-delta', index, data: text.slice(start, end) })
         break
       case Shape.ToolCall: {
-        const split = this.splitOf(i)
+        const split = this.storedSplit(i)
         const idEnd = start + (split >>> 16)
         const nameEnd = idEnd + (split & 0xffff)
         chunk = Object.freeze({
@@ -234,7 +234,7 @@ export class ChunkPack {
         break
       }
       default:
-        chunk = this.objects[this.splitOf(i)]!
+        chunk = this.objects[this.storedSplit(i)]!
     }
     const run = this.runOf(i)
     const data = Object.freeze({ turn: this.runTurns[run]!, step: this.runSteps[run]!, chunk })
@@ -252,7 +252,9 @@ export class ChunkPack {
     const runs = this.runCount
     const last = runs === 0 ? 0 : runs - 1
     const since = time - this.runTimes[last]!
-    const fresh = runs === 0 || since < 0 || since > MAX_DELTA || (since | 0) !== since || this.runTurns[last] !== turn || this.runSteps[last] !== step
+    // `base + since` must give `time` back exactly: with a fractional time (a mocked clock, a loaded log) it may not.
+    const fresh =
+      runs === 0 || since < 0 || since > MAX_DELTA || (since | 0) !== since || this.runTimes[last]! + since !== time || this.runTurns[last] !== turn || this.runSteps[last] !== step
     const run = fresh ? runs : last
     if (run === this.runStarts.length) this.growRuns()
     this.runStarts[run] = fresh ? i : this.runStarts[run]!
@@ -306,8 +308,8 @@ export class ChunkPack {
     this.staged = 0
   }
 
-  /** The split of chunk `i` (see `splits`). */
-  private splitOf(i: number): number {
+  /** The split kept for chunk `i` (see `splits`), 0 when none was kept. */
+  private storedSplit(i: number): number {
     return this.splits.get(i) ?? 0
   }
 
@@ -347,7 +349,7 @@ export class ChunkPack {
   }
 }
 
-/** The split column of a string shape, or -1 when the chunk does not fit the columns. */
+/** The split of a string shape (0: none to keep), or -1 when the chunk does not fit the columns. */
 function splitOf(shape: Shape, index: number, first: number, second: number): number {
   if (index < 0 || index > MAX_INDEX) return -1
   if (shape === Shape.SignedReasoning) return first
