@@ -60,8 +60,8 @@ export function effectiveConfig(
     const efforts = info.reasoningEfforts
     const effort = config.reasoningEffort
     if (effort !== undefined) {
-      // No list (no list made for it: this runs once per model call) or an empty one: the model accepts no effort.
-      if (efforts === undefined || efforts.length === 0) {
+      // No list (undefined, or null from an untyped adapter; none made for it: this runs once per model call) or an empty one: the model accepts no effort.
+      if (efforts == null || efforts.length === 0) {
         throw invalid(`${routeName(config)} accepts no reasoning effort, but the call asks for "${effort}": remove reasoningEffort`)
       }
       if (!efforts.includes(effort)) {

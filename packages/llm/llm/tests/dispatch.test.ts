@@ -584,6 +584,14 @@ describe('one-shot ctx.llm.stream', () => {
     expect(adapter.calls).toEqual([{ provider: 'p', model: 'm', reasoningEffort: 'low', messages }])
   })
 
+  it('a model whose info has reasoningEfforts: null (an untyped adapter) accepts no effort: the same typed refusal as no list', async () => {
+    const root = await mountLlm()
+    root.llm.registerAdapter(['p'], fakeAdapter([stop], { id: 'm', reasoningEfforts: null } as never))
+    expect(await collect(root.llm.stream({ provider: 'p', model: 'm', reasoningEffort: 'high', messages: [] }))).toEqual([
+      errorFinish('INVALID_CONFIG', 'model "m" of provider "p" accepts no reasoning effort, but the call asks for "high": remove reasoningEffort'),
+    ])
+  })
+
   it('turns a prepare failure into a terminal finish chunk', async () => {
     const root = await mountLlm()
     root.llm.registerAdapter(['p'], fakeAdapter([stop], { id: 'm' }))
