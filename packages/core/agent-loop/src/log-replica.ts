@@ -142,8 +142,9 @@ export class LogReplica {
 
   /**
    * The session as a projector saw it when the event at `seq` was appended:
-   * the log before it and the history derived so far. `position` is the
-   * live one (a projector must not depend on it: it is not part of a replay).
+   * the log before it and the history derived so far. `position` and
+   * `lastTurn` are the live ones (a projector must not depend on them: they are
+   * not part of a replay); `lastSeq` is the replayed one.
    */
   private viewBefore(seq: number): Session {
     const session = this.session
