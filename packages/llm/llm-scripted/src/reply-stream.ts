@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { StreamChunk } from '@deepseek-ai/dsh-llm'
+import { isSignalAborted, readsAbortedNatively, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import { abortError } from './controlled-call'
 import { failing } from './plan'
 
@@ -26,7 +26,7 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   private chunks: Iterator<StreamChunk, void, undefined> | undefined
   private pending: Promise<void> | undefined
   protected done = false
-  /** Whether `signal` is read through Node's own getter (`readsNatively`). */
+  /** Whether `signal` is read through Node's own getter (`readsAbortedNatively`). */
   private readonly nativeSignal: boolean
 
   constructor(
@@ -34,7 +34,7 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
     private readonly signal: AbortSignal | undefined,
     private readonly delayMs: number,
   ) {
-    this.nativeSignal = readsNatively(signal)
+    this.nativeSignal = readsAbortedNatively(signal)
     if (chunks instanceof Promise) {
       this.pending = chunks.then(
         (iterator) => {
@@ -88,7 +88,7 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   protected pull(): IteratorResult<StreamChunk, undefined> {
     if (this.done) return DONE
     const signal = this.signal
-    if (signal !== undefined && isAborted(signal, this.nativeSignal)) {
+    if (signal !== undefined && isSignalAborted(signal, this.nativeSignal)) {
       this.done = true
       throw abortError(signal)
     }
@@ -105,43 +105,6 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
     }
     return result
   }
-}
-
-/** Node's own `aborted` getter of `AbortSignal.prototype` (what `signal.aborted` runs on every Node signal). */
-const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get as ((this: AbortSignal) => boolean) | undefined
-
-/**
- * The getter's own property read meets every Node 20 signal with a hidden
- * class of its own, so its type feedback turns megamorphic after a few
- * signals; until then, a function that inlined the getter (`isAborted`) is
- * deoptimized by the first chunk of each new call's stream. Reading a few
- * fresh signals once, when this module loads, makes that feedback
- * megamorphic from the start (what it ends up as anyway): no such
- * deoptimization in the first streams of a process. V8 keeps feedback for a
- * function only after a few calls, hence more reads than classes.
- */
-if (nativeAborted !== undefined) for (let i = 0; i < 16; i++) nativeAborted.call(new AbortController().signal)
-
-/**
- * Whether `signal.aborted` is exactly Node's getter called on `signal`: a
- * signal of Node's own (its prototype is `AbortSignal.prototype`) with no own
- * `aborted`. Decided once per call, when its stream is made.
- */
-function readsNatively(signal: AbortSignal | undefined): boolean {
-  return signal !== undefined && nativeAborted !== undefined && Object.getPrototypeOf(signal) === AbortSignal.prototype && !Object.hasOwn(signal, 'aborted')
-}
-
-/**
- * Whether `signal` aborted, read before every chunk. Not `signal.aborted`: on
- * Node 20 each `AbortSignal` has a hidden class of its own, so a plain read
- * in the per-chunk pull would meet a new class with every call's signal and
- * deoptimize the pull at the start of each of the first streams (and, once
- * megamorphic, cost a lookup per chunk). A signal that `readsNatively` has
- * Node's getter called directly (what the read runs, without the lookup);
- * any other is read with `Reflect.get` (a generic lookup, no type feedback).
- */
-function isAborted(signal: AbortSignal, native: boolean): boolean {
-  return (native ? nativeAborted!.call(signal) : Reflect.get(signal, 'aborted')) === true
 }
 
 /**
@@ -161,14 +124,14 @@ function isAborted(signal: AbortSignal, native: boolean): boolean {
  */
 export class InstantReplyStream implements IterableIterator<StreamChunk, undefined>, AsyncIterable<StreamChunk> {
   private stopped = false
-  /** Whether `signal` is read through Node's own getter (`readsNatively`). */
+  /** Whether `signal` is read through Node's own getter (`readsAbortedNatively`). */
   private readonly nativeSignal: boolean
 
   constructor(
     private readonly chunks: Iterator<StreamChunk, void, undefined>,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.nativeSignal = readsNatively(signal)
+    this.nativeSignal = readsAbortedNatively(signal)
   }
 
   [Symbol.iterator](): this {
@@ -182,7 +145,7 @@ export class InstantReplyStream implements IterableIterator<StreamChunk, undefin
   next(): IteratorResult<StreamChunk, undefined> {
     if (this.stopped) return DONE
     const signal = this.signal
-    if (signal !== undefined && isAborted(signal, this.nativeSignal)) {
+    if (signal !== undefined && isSignalAborted(signal, this.nativeSignal)) {
       this.stopped = true
       throw abortError(signal)
     }

@@ -1,3 +1,4 @@
+import { isSignalAborted, readsAbortedNatively } from './abort-read'
 import { LlmError, toLlmFailure } from './failure'
 import type { FinishReason, StreamChunk } from './stream'
 
@@ -67,7 +68,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   private declare onPumpFailed: ((error: unknown) => void) | undefined
   private declare readonly source: StreamSource
   private declare readonly classify: boolean
-  /** Whether the source's signal is one whose `aborted` `isAborted` may read through Node's own getter (`readsNatively`). */
+  /** Whether the source's signal is one whose `aborted` `isSignalAborted` may read through Node's own getter (`readsAbortedNatively`). */
   private declare readonly nativeSignal: boolean
 
   constructor(source: StreamSource, classify: boolean) {
@@ -85,7 +86,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     this.onPumpFailed = undefined
     this.source = source
     this.classify = classify
-    this.nativeSignal = readsNatively(source.signal)
+    this.nativeSignal = readsAbortedNatively(source.signal)
   }
 
   [Symbol.asyncIterator](): this {
@@ -122,7 +123,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     if (result.done) return this.endedWithoutFinish()
     const chunk = result.value
     const signal = this.source.signal
-    if (signal !== undefined && isAborted(signal, this.nativeSignal)) return this.aborted()
+    if (signal !== undefined && isSignalAborted(signal, this.nativeSignal)) return this.aborted()
     if (chunk === null || typeof chunk !== 'object') return this.notAChunk(chunk)
     if (chunk.type === 'finish') this.state = FINISHED
     else this.chunks++
@@ -284,7 +285,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     this.inner = undefined
     if (!this.classify) throw error
     const signal = this.source.signal
-    if (signal !== undefined && isAborted(signal, this.nativeSignal)) return terminal({ kind: 'aborted' })
+    if (signal !== undefined && isSignalAborted(signal, this.nativeSignal)) return terminal({ kind: 'aborted' })
     const failure = toLlmFailure(error)
     return terminal(failure.code === 'ABORTED' ? { kind: 'aborted', failure } : { kind: 'error', failure })
   }
@@ -293,7 +294,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     this.state = CLOSED
     this.inner = undefined
     const signal = this.source.signal
-    if (signal !== undefined && isAborted(signal, this.nativeSignal)) return terminal({ kind: 'aborted' })
+    if (signal !== undefined && isSignalAborted(signal, this.nativeSignal)) return terminal({ kind: 'aborted' })
     if (this.chunks === 0) {
       return terminal({
         kind: 'error',
@@ -347,47 +348,6 @@ function settle<T>(handle: (value: T) => IteratorResult<StreamChunk, undefined>,
   } catch (thrown) {
     return Promise.reject(thrown)
   }
-}
-
-/** Node's own `aborted` getter of `AbortSignal.prototype` (what `signal.aborted` runs on every Node signal). */
-const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get as ((this: AbortSignal) => boolean) | undefined
-
-/**
- * The getter's own property read meets every Node 20 signal with a hidden
- * class of its own, so its type feedback turns megamorphic after a few
- * signals; until then, a function that inlined the getter (`isAborted`) is
- * deoptimized by the first chunk of each new call's stream. Reading a few
- * fresh signals once, when this module loads, makes that feedback
- * megamorphic from the start (what it ends up as anyway): no such
- * deoptimization in the first streams of a process. V8 keeps feedback for a
- * function only after a few calls, hence more reads than classes.
- */
-if (nativeAborted !== undefined) for (let i = 0; i < 16; i++) nativeAborted.call(new AbortController().signal)
-
-/**
- * Whether `signal.aborted` is exactly Node's getter called on `signal`: a
- * signal of Node's own (`AbortController`, `AbortSignal.timeout`/`any`/`abort`:
- * their prototype is `AbortSignal.prototype`) with no own `aborted`. Decided
- * once per stream, when it is made.
- */
-function readsNatively(signal: AbortSignal | undefined): boolean {
-  return signal !== undefined && nativeAborted !== undefined && Object.getPrototypeOf(signal) === AbortSignal.prototype && !Object.hasOwn(signal, 'aborted')
-}
-
-/**
- * Whether `signal` aborted, read per chunk. Why not `signal.aborted`: on
- * Node 20 every `AbortSignal` has a hidden class of its own, so a plain
- * property read in a function that checks every chunk meets a new class with
- * each call's signal and deoptimizes that function (and all it inlined) at
- * the start of each of the first streams, until the read turns megamorphic
- * (then a lookup per chunk, about as slow as `Reflect.get`: about 37 ns).
- * A signal that `readsNatively` has its getter called directly instead (a
- * known function, no lookup: about 12 ns), which is what the property read
- * runs; any other signal is read with `Reflect.get` (a generic lookup in
- * optimized code, no type feedback).
- */
-function isAborted(signal: AbortSignal, native: boolean): boolean {
-  return (native ? nativeAborted!.call(signal) : Reflect.get(signal, 'aborted')) === true
 }
 
 function terminal(reason: FinishReason): IteratorYieldResult<StreamChunk> {
