@@ -137,15 +137,12 @@ class TextChunks implements Iterator<StreamChunk, void, undefined>, Iterable<Str
     const r = this.reply
     if (at === AT_USAGE) {
       this.at = AT_FINISH
-      const usage: TokenUsage | undefined = r.usage === false ? undefined : r.usage ?? modelUsage(this.options.usage, this.inputChars, this.outputChars, 0)
+      const usage = replyUsage(r, this.options, this.inputChars, this.outputChars, 0)
       if (usage !== undefined) return { value: { type: 'usage', usage }, done: false }
     }
     if (this.at === AT_FINISH) {
       this.at = ENDED
-      if (!r.noFinish) {
-        const reason: FinishReason = r.error !== undefined ? { kind: 'error', failure: r.error } : { kind: r.finish ?? 'stop' }
-        return { value: { type: 'finish', reason }, done: false }
-      }
+      if (!r.noFinish) return { value: { type: 'finish', reason: replyFinish(r, false) }, done: false }
     }
     return { value: undefined, done: true }
   }
@@ -202,14 +199,21 @@ function* playedChunks(r: ScriptReply, callIndex: number, inputChars: number, op
 
   if (r.throw !== undefined) throw thrown(r.throw)
 
-  const usage: TokenUsage | undefined = r.usage === false ? undefined : r.usage ?? modelUsage(options.usage, inputChars, outputChars, reasoningChars)
+  const usage = replyUsage(r, options, inputChars, outputChars, reasoningChars)
   if (usage !== undefined) yield { type: 'usage', usage }
 
   if (r.noFinish) return
-  let reason: FinishReason
-  if (r.error !== undefined) reason = { kind: 'error', failure: r.error }
-  else reason = { kind: r.finish ?? (calls.length > 0 ? 'tool-calls' : 'stop') }
-  yield { type: 'finish', reason }
+  yield { type: 'finish', reason: replyFinish(r, calls.length > 0) }
+}
+
+/** The usage a reply reports after its content: none with `usage: false`, the reply's own, or the model's. */
+function replyUsage(r: ScriptReply, options: ChunkingOptions, inputChars: number, outputChars: number, reasoningChars: number): TokenUsage | undefined {
+  return r.usage === false ? undefined : r.usage ?? modelUsage(options.usage, inputChars, outputChars, reasoningChars)
+}
+
+/** The reason a reply finishes with: its error, its `finish`, or `tool-calls` / `stop` by what it called. */
+function replyFinish(r: ScriptReply, calledTools: boolean): FinishReason {
+  return r.error !== undefined ? { kind: 'error', failure: r.error } : { kind: r.finish ?? (calledTools ? 'tool-calls' : 'stop') }
 }
 
 /** The usage the model reports for a reply that gives none (a fresh object per call, as a provider's parsed report is). */
