@@ -257,16 +257,15 @@ export class StagedCall implements ToolCallStage {
   }
 
   /**
-   * `finalize`; a string output of a tool without `finalizeContent` becomes
-   * the result's one text block directly, and the result is recorded as built
-   * from text when the call's id is a non-empty string (so its message is
-   * lossless JSON of a tool result's shape, see `isTextResult`).
+   * `finalize`; the result of a string output of a tool without
+   * `finalizeContent` (one text block) is recorded as built from text when the
+   * call's id is a non-empty string (so its message is lossless JSON of a tool
+   * result's shape, see `isTextResult`).
    */
   private finalized(invocation: ToolInvocation, output: ToolOutput): ToolCallResult {
-    if (typeof output !== 'string' || invocation.tool.finalizeContent) return finalize(invocation, this.callRun, output, this.signal)
+    const result = finalize(invocation, this.callRun, output, this.signal)
     const { id } = invocation.call
-    const result = successResult(id, output, this.callRun.contexts)
-    if (typeof id === 'string' && id.length !== 0) this.textResult = result
+    if (typeof output === 'string' && !invocation.tool.finalizeContent && typeof id === 'string' && id.length !== 0) this.textResult = result
     return result
   }
 
