@@ -43,8 +43,7 @@ Envelope.prototype = Object.prototype
  */
 export const TAGGED_TIME: object = Object.freeze(new Envelope('', 0, undefined as unknown as number, Object.freeze({})))
 
-let lastTime = Number.NaN
-let sharedTime = 0
+let sharedTime = Number.NaN
 
 /**
  * `Date.now()`, as the same number object for every call in one millisecond.
@@ -59,10 +58,7 @@ let sharedTime = 0
  */
 export function now(): number {
   const time = Date.now()
-  if (time !== lastTime) {
-    lastTime = time
-    sharedTime = time
-  }
+  if (time !== sharedTime) sharedTime = time
   return sharedTime
 }
 
