@@ -17,7 +17,7 @@
  * all, and the last round is the steady-state figure.
  */
 import { STREAM_BATCH } from '../lib/feed.ts'
-import { timed } from '../lib/measure.ts'
+import { COLD_ROUND_METRICS, timed } from '../lib/measure.ts'
 import { defineScenario, type Metrics, type SubjectId } from '../lib/scenario.ts'
 import { withTempDir } from '../lib/temp-dir.ts'
 import { manyDeltas } from '../subjects/workload.ts'
@@ -108,6 +108,9 @@ async function streamSubject(subject: SubjectId, batch: number, jsonlDirectory: 
 interface Rates {
   wall: number
   cpu: number
+  /** Minor page faults and GC pauses (ms) of the round. */
+  faults: number
+  gcMs: number
 }
 
 /** Chunks per second of the first and the last measured round, by wall time and by process CPU time. */
@@ -123,7 +126,7 @@ async function chunksPerSecond(subjectId: SubjectId, params: StreamingParams, js
       const turn = await subject.prepare(measured)
       const time = await timed(turn)
       if (subject.seen() !== params.chunks) throw new Error(`round ${round + 1}: the listener saw ${subject.seen()} text deltas, expected ${params.chunks}`)
-      rounds.push({ wall: params.chunks / (time.wallMs / 1000), cpu: params.chunks / (time.cpuMs / 1000) })
+      rounds.push({ wall: params.chunks / (time.wallMs / 1000), cpu: params.chunks / (time.cpuMs / 1000), faults: time.faults, gcMs: time.gcMs })
     }
     return { cold: rounds[0]!, steady: rounds[rounds.length - 1]! }
   } finally {
@@ -154,6 +157,7 @@ export default defineScenario<StreamingParams>({
     rate('cpuChunksPerSecond', 'no persistence (per CPU second)'),
     rate('steadyChunksPerSecond', 'steady state: no persistence'),
     rate('steadyCpuChunksPerSecond', 'steady state: no persistence (per CPU second)'),
+    ...COLD_ROUND_METRICS,
     rate('chunksPerSecondJsonl', 'JSONL persistence', 250_000),
     rate('cpuChunksPerSecondJsonl', 'JSONL persistence (per CPU second)'),
     rate('steadyChunksPerSecondJsonl', 'steady state: JSONL persistence'),
@@ -170,6 +174,8 @@ export default defineScenario<StreamingParams>({
       cpuChunksPerSecond: plain.cold.cpu,
       steadyChunksPerSecond: plain.steady.wall,
       steadyCpuChunksPerSecond: plain.steady.cpu,
+      faults: plain.cold.faults,
+      gcMs: plain.cold.gcMs,
     }
     if (subject !== 'dsh') return metrics
     const jsonl = await withTempDir('streaming', (dir) => chunksPerSecond(subject, params, dir))

@@ -5,6 +5,7 @@
  * after a warm-up. As in scenario 1, the last of `rounds` rounds (each on a
  * new agent, in the same process) is the steady-state figure.
  */
+import { COLD_ROUND_METRICS } from '../lib/measure.ts'
 import { defineScenario } from '../lib/scenario.ts'
 import { timeTurns, type TurnParams } from '../subjects/turn-driver.ts'
 
@@ -23,6 +24,7 @@ export default defineScenario<Params>({
     { key: 'cpuUsPerTurn', label: 'per turn (CPU)', unit: 'µs', digits: 0, compare: true },
     { key: 'steadyUsPerTurn', label: 'steady state: per turn (wall)', unit: 'µs', digits: 0, compare: true },
     { key: 'steadyCpuUsPerTurn', label: 'steady state: per turn (CPU)', unit: 'µs', digits: 0, compare: true },
+    ...COLD_ROUND_METRICS,
   ],
   criterion: { label: 'per tool turn', wall: 'usPerTurn', cpu: 'cpuUsPerTurn', steadyWall: 'steadyUsPerTurn', steadyCpu: 'steadyCpuUsPerTurn' },
   params: (mode) => (mode === 'full' ? { turns: 1000, warmup: 100, calls: 4, rounds: 5 } : { turns: 10, warmup: 3, calls: 4, rounds: 2 }),

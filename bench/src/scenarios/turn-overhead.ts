@@ -7,6 +7,7 @@
  * times in the same process, each round on a new agent: the last round is the
  * steady state of a process that has run thousands of turns.
  */
+import { COLD_ROUND_METRICS } from '../lib/measure.ts'
 import { defineScenario } from '../lib/scenario.ts'
 import { timeTurns, type TurnParams } from '../subjects/turn-driver.ts'
 
@@ -21,6 +22,7 @@ export default defineScenario<TurnParams>({
     { key: 'cpuUsPerTurn', label: 'per turn (CPU)', unit: 'µs', digits: 0, compare: true },
     { key: 'steadyUsPerTurn', label: 'steady state: per turn (wall)', unit: 'µs', digits: 0, compare: true },
     { key: 'steadyCpuUsPerTurn', label: 'steady state: per turn (CPU)', unit: 'µs', digits: 0, compare: true },
+    ...COLD_ROUND_METRICS,
   ],
   criterion: { label: 'per text turn', wall: 'usPerTurn', cpu: 'cpuUsPerTurn', steadyWall: 'steadyUsPerTurn', steadyCpu: 'steadyCpuUsPerTurn' },
   params: (mode) => (mode === 'full' ? { turns: 2000, warmup: 200, rounds: 5 } : { turns: 20, warmup: 5, rounds: 2 }),

@@ -4,7 +4,7 @@
  * `toolCalls` no-op calls then that text. Subjects are imported lazily so that
  * a run loads only its own library.
  */
-import { timed } from '../lib/measure.ts'
+import { timed, type Timing } from '../lib/measure.ts'
 import type { Metrics, SubjectId } from '../lib/scenario.ts'
 import { NOOP_TOOL, prompt } from './workload.ts'
 
@@ -70,21 +70,22 @@ export interface TurnParams {
 
 /**
  * Warms up on one agent, then times `rounds` rounds of `turns` turns, each on
- * a new agent: wall and CPU µs per turn of the first round (`usPerTurn`,
- * `cpuUsPerTurn`) and, with more than one round, of the last
- * (`steadyUsPerTurn`, `steadyCpuUsPerTurn`).
+ * a new agent: wall and CPU µs per turn, minor page faults and GC pauses of
+ * the first round (`usPerTurn`, `cpuUsPerTurn`, `faults`, `gcMs`) and, with
+ * more than one round, wall and CPU of the last (`steadyUsPerTurn`,
+ * `steadyCpuUsPerTurn`).
  */
 export async function timeTurns(subject: SubjectId, workload: TurnWorkload, params: TurnParams): Promise<Metrics> {
   const driver = await turnDriver(subject, workload)
   await driver.run(0, params.warmup)
-  const perTurn = (time: { wallMs: number; cpuMs: number }) => ({ wall: (time.wallMs * 1000) / params.turns, cpu: (time.cpuMs * 1000) / params.turns })
-  const results: Array<{ wall: number; cpu: number }> = []
+  const perTurn = (time: Timing) => ({ wall: (time.wallMs * 1000) / params.turns, cpu: (time.cpuMs * 1000) / params.turns, faults: time.faults, gcMs: time.gcMs })
+  const results: Array<ReturnType<typeof perTurn>> = []
   for (let round = 1; round <= params.rounds; round++) {
     await driver.release()
     results.push(perTurn(await timed(() => driver.run(round, params.turns))))
   }
   const cold = results[0]!
-  const metrics: Metrics = { usPerTurn: cold.wall, cpuUsPerTurn: cold.cpu }
+  const metrics: Metrics = { usPerTurn: cold.wall, cpuUsPerTurn: cold.cpu, faults: cold.faults, gcMs: cold.gcMs }
   if (results.length > 1) {
     const steady = results[results.length - 1]!
     metrics.steadyUsPerTurn = steady.wall
