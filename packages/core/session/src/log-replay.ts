@@ -1,6 +1,6 @@
 import { SessionError } from './errors'
 import type { ChunkPack } from './log/chunk-pack'
-import type { Slot } from './log/slots'
+import type { SlotList } from './log/slot-list'
 import type { SessionLog } from './session-log'
 import type { AnySessionEvent } from './types'
 
@@ -26,16 +26,17 @@ export function replay(log: SessionLog, events: readonly AnySessionEvent[], offs
  * walk, packed chunks only through the structure check. The session adopts
  * the entry list (see `loadedEntries`) and shares the packed chunks.
  */
-export function replayLoaded(log: SessionLog, slots: Slot[], pack: ChunkPack, context: string): void {
-  if (slots.length === 0) {
+export function replayLoaded(log: SessionLog, slots: SlotList, pack: ChunkPack, context: string): void {
+  const count = slots.count
+  if (count === 0) {
     throw new SessionError('INVALID_EVENT', `${context}: the log is empty (a session log starts with session/meta)`)
   }
   const runs = pack.runCursor()
   log.adopt(slots, pack)
   try {
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!
-      if (typeof slot === 'number') log.admitPacked(slot, runs.turnOf(slot), runs.stepOf(slot), i)
+    for (let i = 0; i < count; i++) {
+      const slot = slots.get(i)!
+      if (typeof slot === 'number') log.admitPacked(runs.turnOf(slot), runs.stepOf(slot), i)
       else replayOne(log, slot, i, 0, true)
       log.packChunks()
     }

@@ -1,7 +1,7 @@
 import type { ContentBlock, ToolCallBlock } from '@deepseek-ai/dsh-llm'
 import { Kind } from './built-in-types'
 import { SessionError } from './errors'
-import type { Slot } from './log/slots'
+import type { SlotList } from './log/slot-list'
 import type { SessionPosition } from './session'
 import type { TurnTrigger } from './types'
 
@@ -74,7 +74,7 @@ export class LogStructure {
   }
 
   /** Throws `INVARIANT` when an event of `kind` with `data` cannot come next at `seq`. */
-  check(kind: Kind | undefined, type: string, data: any, seq: number, slots: readonly Slot[]): void {
+  check(kind: Kind | undefined, type: string, data: any, seq: number, slots: SlotList): void {
     if (seq === 0) {
       if (kind !== Kind.Meta) throw invariant(type, seq, 'the first event of a session must be session/meta')
       return
@@ -249,13 +249,11 @@ export class LogStructure {
     return invariant(type, seq, `tool/results follow model order: expected the result of call ${JSON.stringify(this.calls[this.answered]!.id)} first`)
   }
 
-  private checkChunkSeqs(type: string, seq: number, chunkSeqs: readonly number[], slots: readonly Slot[]): void {
+  private checkChunkSeqs(type: string, seq: number, chunkSeqs: readonly number[], slots: SlotList): void {
     let previous = this.stepStartSeq
     for (let i = 0; i < chunkSeqs.length; i++) {
       const chunkSeq = chunkSeqs[i]!
-      // `isChunkAt`, inline: about twenty chunks per message.
-      const slot = slots[chunkSeq]
-      if (chunkSeq <= previous || chunkSeq >= seq || (typeof slot !== 'number' && slot?.type !== 'assistant/chunk')) {
+      if (chunkSeq <= previous || chunkSeq >= seq || !slots.isChunk(chunkSeq)) {
         throw invariant(type, seq, `data.chunkSeqs[${i}] = ${chunkSeq} is not an assistant/chunk of this step after the previous one`)
       }
       previous = chunkSeq

@@ -11,7 +11,8 @@ import { LogStructure } from './log-structure'
 import { emptyList, presized } from './log/lists'
 import { createEventsView } from './log/events-view'
 import { SessionEventDispatch } from './log/event-dispatch'
-import type { PackedLog, Slot } from './log/slots'
+import type { PackedLog } from './log/slots'
+import { SlotList } from './log/slot-list'
 import { formatPath, type JsonGuard } from './log/lossless-json'
 import { DerivedHistory, type SessionProjection } from './projection'
 import { defaultProjection, projectionProblem } from './projection-checks'
@@ -53,11 +54,11 @@ const noMessages: readonly Message[] = []
  */
 export class SessionLog implements Session, PackedLog {
   /**
-   * The log: each entry is the event, or the index of a packed chunk in
-   * `pack`. Its first `length` entries are committed; a session replaying a
-   * loaded log it adopted (`adopt`) holds the rest of that log beyond them.
+   * The log: each entry is the event, or the index of a packed chunk in `pack` (packed runs: `SlotList`).
+   * Its first `length` entries are committed; a session replaying a loaded log it adopted (`adopt`) holds
+   * the rest of that log beyond them.
    */
-  slots: Slot[] = emptyList<Slot>(SLOT_SAMPLE)
+  slots = new SlotList()
   /** The number of committed entries (the log's length, what `events` shows). */
   length = 0
   /** Built with the log (not on its first chunk): the pack's construction never runs inside the chunk path. */
@@ -75,7 +76,7 @@ export class SessionLog implements Session, PackedLog {
   private readonly history = new DerivedHistory()
   private projecting = false
   private publishing = false
-  private readonly backlog: AnySessionEvent[] = emptyList<AnySessionEvent>(SLOT_SAMPLE as AnySessionEvent)
+  private readonly backlog: AnySessionEvent[] = emptyList<AnySessionEvent>(EVENT_SAMPLE)
   private readonly onListenerError: (error: unknown) => void
   /** Publishes `session/event` for this session (the filter's verdicts cached). */
   private readonly dispatch: SessionEventDispatch
@@ -102,7 +103,7 @@ export class SessionLog implements Session, PackedLog {
   }
 
   get meta(): SessionEventMap['session/meta'] {
-    return (this.slots[0] as SessionEvent<'session/meta'>).data
+    return (this.slots.get(0) as SessionEvent<'session/meta'>).data
   }
 
   get position(): SessionPosition {
@@ -153,7 +154,7 @@ export class SessionLog implements Session, PackedLog {
     if (!Object.isFrozen(data)) freezeUnfrozen(data)
     const event = Object.freeze(new Envelope(BUILT_IN_TYPES[kind], seq, now(), data)) as unknown as AnySessionEvent
     // Commit: nothing below throws.
-    this.slots[seq] = event
+    this.slots.put(seq, event)
     this.length = seq + 1
     this.structure.apply(kind, data, seq)
     const message = defaultProjection(kind, data as Record<string, any>)
@@ -185,7 +186,7 @@ export class SessionLog implements Session, PackedLog {
 
   typeAt(seq: number): SessionEventType | undefined {
     if (!Number.isInteger(seq) || seq < 0 || seq >= this.length) return undefined
-    const slot = this.slots[seq]!
+    const slot = this.slots.get(seq)!
     return typeof slot === 'number' ? 'assistant/chunk' : slot.type
   }
 
@@ -256,7 +257,7 @@ export class SessionLog implements Session, PackedLog {
       if (registered?.projector) projection = this.project(registered, event)
     }
     // Commit: nothing below throws.
-    this.slots[seq] = event
+    this.slots.put(seq, event)
     this.length = seq + 1
     if (kind !== undefined) {
       this.applyBuiltIn(kind, data as Record<string, any>, seq)
@@ -294,7 +295,7 @@ export class SessionLog implements Session, PackedLog {
     const shape = shapeProblem(Kind.Meta, data)
     if (shape) throw new SessionError('INVALID_EVENT', `session/meta: ${shape}`, { type: 'session/meta', seq: 0, path: shape.slice(0, shape.indexOf(' ')) })
     json.freezeChecked()
-    this.slots[0] = newEnvelope(META, 0, time, data)
+    this.slots.put(0, newEnvelope(META, 0, time, data))
     this.length = 1
     this.structure.openLog(data.seedLength)
   }
@@ -314,7 +315,7 @@ export class SessionLog implements Session, PackedLog {
         ? (Object.freeze({ type: CHUNK, seq, time, data }) as AnySessionEvent)
         : this.envelope(CHUNK, seq, time, data, false, loaded)
     // Commit.
-    this.slots[seq] = event
+    this.slots.put(seq, event)
     this.length = seq + 1
     if (loaded === undefined || envelopeIsPlain(loaded)) {
       const n = this.unpackedCount++
@@ -337,12 +338,12 @@ export class SessionLog implements Session, PackedLog {
   }
 
   /**
-   * A packed chunk of a loaded log (`LoadedLog`), replayed: `index` in `pack`,
-   * of step `step` of turn `turn`. Its structure is checked and its slot kept.
+   * A packed chunk of a loaded log (`LoadedLog`), replayed: of step `step` of
+   * turn `turn`, its entry already in the adopted `slots`. Its structure is
+   * checked and its entry committed.
    */
-  admitPacked(index: number, turn: number, step: number, seq: number): void {
+  admitPacked(turn: number, step: number, seq: number): void {
     this.structure.checkChunk(turn, step, seq)
-    this.slots[seq] = index
     this.length = seq + 1
   }
 
@@ -353,7 +354,7 @@ export class SessionLog implements Session, PackedLog {
    * only the log before its event. The session packs its own chunks into the
    * same `pack` from then on.
    */
-  adopt(slots: Slot[], pack: ChunkPack): void {
+  adopt(slots: SlotList, pack: ChunkPack): void {
     this.slots = slots
     this.pack = pack
   }
@@ -376,10 +377,10 @@ export class SessionLog implements Session, PackedLog {
     // Nothing below calls out, so the lists cannot grow meanwhile; they are reused (by count, not by length).
     for (let i = 0; i < count; i++) {
       const seq = seqs[i]!
-      const event = slots[seq] as SessionEvent<'assistant/chunk'>
+      const event = slots.get(seq) as SessionEvent<'assistant/chunk'>
       const data = event.data
       const index = pack.add(data.turn, data.step, event.time, data.chunk, shapes[i]!)
-      if (index >= 0) slots[seq] = index
+      if (index >= 0) slots.packAt(seq, index)
     }
     this.unpackedCount = 0
   }
@@ -445,5 +446,5 @@ const META = BUILT_IN_TYPES[Kind.Meta]
 
 /** How many chunks may wait for packing before the lists grow (a publication's re-entrant appends). */
 const UNPACKED_CAPACITY = 64
-/** An object standing for a log entry, only to give a new list the elements kind of objects. */
-const SLOT_SAMPLE: Slot = Object.freeze({}) as unknown as Slot
+/** An object standing for an event, only to give a new list the elements kind of objects. */
+const EVENT_SAMPLE = Object.freeze({}) as unknown as AnySessionEvent

@@ -249,7 +249,7 @@ export class SessionRegistry {
       throw new SessionError('INVALID_ARGUMENT', 'a session id must be a non-empty string')
     }
     const child = this.build(id, { meta, seed: events.slice(0, boundary) })
-    this.forks.set(child.slots[0] as object, child)
+    this.forks.set(child.slots.get(0) as object, child)
     return child
   }
 

@@ -3,7 +3,7 @@ import { ChunkPack } from './chunk-pack'
 import { chunkDataShape, envelopeIsPlain } from './chunk-shape'
 import { SessionError } from '../errors'
 import { createEventsView } from './events-view'
-import type { Slot } from './slots'
+import { SlotList } from './slot-list'
 import type { AnySessionEvent } from '../types'
 
 const views = new WeakMap<object, LoadedLog>()
@@ -46,9 +46,9 @@ export class LoadedLog {
   /** The events pushed so far, as a read-only array (what `LoadedSession.events` carries). */
   readonly events: readonly AnySessionEvent[]
   // The entries: an event object, or the index of a packed chunk in `pack`. Once a session has
-  // adopted the array (`loadedEntries`), it appends to it: this log then reads only its first
+  // adopted the list (`loadedEntries`), it appends to it: this log then reads only its first
   // `count` entries, and copies them before pushing more.
-  private slots: Slot[] = []
+  private slots = new SlotList()
   private count = 0
   private adopted = false
   private readonly pack = new ChunkPack()
@@ -90,13 +90,14 @@ export class LoadedLog {
         if (shape !== -1) {
           const index = this.pack.add(data.turn, data.step, time, data.chunk, shape)
           if (index >= 0) {
-            this.slots[this.count++] = index
+            this.slots.pushPacked(index)
+            this.count++
             return
           }
         }
       }
     }
-    this.slots[this.count++] = event as AnySessionEvent
+    this.slots.put(this.count++, event as AnySessionEvent)
   }
 
   /**
@@ -115,14 +116,15 @@ export class LoadedLog {
     this.own()
     const index = packChunkJson(this.pack, bytes, start, end, this.count)
     if (index < 0) return false
-    this.slots[this.count++] = index
+    this.slots.pushPacked(index)
+    this.count++
     return true
   }
 
   /** Makes the entry list this log's own again after a session adopted it. */
   private own(): void {
     if (!this.adopted) return
-    this.slots = this.slots.slice(0, this.count)
+    this.slots = this.slots.slice(this.count)
     this.adopted = false
   }
 }
@@ -133,12 +135,11 @@ export class LoadedLog {
  * the first time (the log copies it before pushing again), a copy of its
  * entries after that (another session owns the array by then).
  */
-export function loadedEntries(events: readonly AnySessionEvent[]): { readonly slots: Slot[]; readonly pack: ChunkPack } | undefined {
+export function loadedEntries(events: readonly AnySessionEvent[]): { readonly slots: SlotList; readonly pack: ChunkPack } | undefined {
   const log = views.get(events)
   if (log === undefined) return undefined
-  const count = log['count']
-  const slots = log['adopted'] ? log['slots'].slice(0, count) : log['slots']
-  if (slots.length !== count) slots.length = count
+  // Not adopted yet, the log's list holds exactly its `count` entries.
+  const slots = log['adopted'] ? log['slots'].slice(log['count']) : log['slots']
   log['adopted'] = true
   return { slots, pack: log['pack'] }
 }

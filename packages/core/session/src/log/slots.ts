@@ -1,16 +1,16 @@
 import type { AnySessionEvent } from '../types'
 import type { ChunkPack } from './chunk-pack'
+import type { SlotList } from './slot-list'
 
-/** One log entry as stored: the event object, or the index of a packed `assistant/chunk` in the log's `ChunkPack`. */
-export type Slot = AnySessionEvent | number
+export type { Slot } from './slot-list'
 
 /**
- * Where a view reads from: the first `length` entries of `slots` (the array
+ * Where a view reads from: the first `length` entries of `slots` (the list
  * may hold more, e.g. while a session replays a log it adopted). Every field
  * is read on every access: `slots` only grows, `pack` may appear later.
  */
 export interface PackedLog {
-  readonly slots: readonly Slot[]
+  readonly slots: SlotList
   readonly pack: ChunkPack | undefined
   readonly length: number
 }
@@ -18,12 +18,6 @@ export interface PackedLog {
 /** The event at `seq`, rebuilt when it is packed; `undefined` past the end. */
 export function eventAt(log: PackedLog, seq: number): AnySessionEvent | undefined {
   if (seq >= log.length) return undefined
-  const slot = log.slots[seq]
+  const slot = log.slots.get(seq)
   return typeof slot === 'number' ? log.pack!.event(slot, seq) : slot
-}
-
-/** Whether the entry at `seq` is an `assistant/chunk` (without rebuilding a packed one). */
-export function isChunkAt(slots: readonly Slot[], seq: number): boolean {
-  const slot = slots[seq]
-  return typeof slot === 'number' || slot?.type === 'assistant/chunk'
 }

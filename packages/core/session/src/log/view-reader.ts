@@ -28,7 +28,7 @@ export class ViewReader {
   at(seq: number): AnySessionEvent | undefined {
     const log = this.log
     if (seq >= log.length) return undefined
-    const slot = log.slots[seq]
+    const slot = log.slots.get(seq)
     if (typeof slot !== 'number') return slot
     if (seq !== this.cachedSeq) {
       this.cached = log.pack!.event(slot, seq)
@@ -41,7 +41,7 @@ export class ViewReader {
   search(value: unknown, from: number, to: number, step: 1 | -1): number {
     const slots = this.log.slots
     for (let seq = from; seq !== to; seq += step) {
-      const slot = slots[seq]
+      const slot = slots.get(seq)
       if (typeof slot === 'number' ? seq === this.cachedSeq && value === this.cached : slot === value) return seq
     }
     return -1
