@@ -8,10 +8,12 @@ import type { TurnState } from './turn-state'
  * The pump a `ctx.llm` call stream offers besides iteration (dsh-llm's
  * `CallStream.pump`): every chunk handed to `sink` synchronously, in order,
  * with no promise per chunk; `undefined` when the stream finished
- * synchronously, else a promise that settles when it finishes.
+ * synchronously, else a promise that settles when it finishes. `sinkChecks`:
+ * the signal the sink itself reads before taking each chunk (when it is the
+ * call's own, the pump does not read it per chunk too).
  */
 interface Pumpable {
-  pump?(sink: (chunk: StreamChunk) => boolean): Promise<void> | undefined
+  pump?(sink: (chunk: StreamChunk) => boolean, sinkChecks?: AbortSignal): Promise<void> | undefined
 }
 
 /**
@@ -41,7 +43,9 @@ export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedS
   const sink = chunkSink(host, holder, current, assembler)
   if (typeof stream.pump !== 'function') return finishLater(holder, assembler, iterate(stream, sink))
   // Every chunk at hand (an in-memory model): the step goes on in the same tick, with no promise.
-  const pending = stream.pump(sink)
+  // The sink reads the turn's abort first thing (`holder.aborted`, which agrees with the signal the
+  // request carries), so the pump need not read that signal before every chunk as well.
+  const pending = stream.pump(sink, holder.signal)
   return pending === undefined ? finish(holder, assembler) : finishLater(holder, assembler, pending)
 }
 

@@ -23,17 +23,34 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
  * delay streams through `InstantReplyStream` instead (synchronously).
  */
 export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
-  private chunks: Iterator<StreamChunk, void, undefined> | undefined
-  private pending: Promise<void> | undefined
-  protected done = false
+  // Fields are `declare`d and set in the constructor (no per-construction field initializer; see dsh-llm's `ProtocolStream`).
+  private declare chunks: Iterator<StreamChunk, void, undefined> | undefined
+  private declare pending: Promise<void> | undefined
+  protected declare done: boolean
+  /**
+   * The caller's signal, read before every chunk. Set to `undefined` before
+   * the signal is stored: V8 types a field by the first value it holds, and
+   * every Node 20 signal has a hidden class of its own, so a field first
+   * holding a signal is generalized by the next call's signal, deoptimizing
+   * the code that read it (the per-chunk pull) at the start of a process's
+   * second stream.
+   */
+  private declare readonly signal: AbortSignal | undefined
+  private declare readonly delayMs: number
   /** Whether `signal` is read through Node's own getter (`readsAbortedNatively`). */
-  private readonly nativeSignal: boolean
+  private declare readonly nativeSignal: boolean
 
   constructor(
     chunks: Iterator<StreamChunk, void, undefined> | Promise<Iterator<StreamChunk, void, undefined>>,
-    private readonly signal: AbortSignal | undefined,
-    private readonly delayMs: number,
+    signal: AbortSignal | undefined,
+    delayMs: number,
   ) {
+    this.chunks = undefined
+    this.pending = undefined
+    this.done = false
+    this.signal = undefined
+    this.signal = signal
+    this.delayMs = delayMs
     this.nativeSignal = readsAbortedNatively(signal)
     if (chunks instanceof Promise) {
       this.pending = chunks.then(
@@ -123,14 +140,18 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
  * the generator's own result object.
  */
 export class InstantReplyStream implements IterableIterator<StreamChunk, undefined>, AsyncIterable<StreamChunk> {
-  private stopped = false
+  // Fields are `declare`d and set in the constructor, `signal` after an `undefined` (see `ReplyStream`).
+  private declare stopped: boolean
+  private declare readonly chunks: Iterator<StreamChunk, void, undefined>
+  private declare readonly signal: AbortSignal | undefined
   /** Whether `signal` is read through Node's own getter (`readsAbortedNatively`). */
-  private readonly nativeSignal: boolean
+  private declare readonly nativeSignal: boolean
 
-  constructor(
-    private readonly chunks: Iterator<StreamChunk, void, undefined>,
-    private readonly signal: AbortSignal | undefined,
-  ) {
+  constructor(chunks: Iterator<StreamChunk, void, undefined>, signal: AbortSignal | undefined) {
+    this.stopped = false
+    this.chunks = chunks
+    this.signal = undefined
+    this.signal = signal
     this.nativeSignal = readsAbortedNatively(signal)
   }
 

@@ -103,9 +103,10 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
    * `ProtocolStream.pump`): `undefined` when it finished synchronously, else
    * a promise that settles when it finishes. A `llm/stream` middleware's
    * throw, or the sink's, is thrown (or rejects). Call it once, instead of
-   * iterating.
+   * iterating. `sinkChecks`: see `ProtocolStream.pump` (the call's own
+   * signal, when the sink checks it before each chunk itself).
    */
-  pump(sink: ChunkSink): Promise<void> | undefined {
+  pump(sink: ChunkSink, sinkChecks?: AbortSignal): Promise<void> | undefined {
     if (this.iterator === undefined) {
       if (this.closed) return undefined
       try {
@@ -115,7 +116,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
         throw error
       }
     }
-    return this.iterator.pump(sink)
+    return this.iterator.pump(sink, sinkChecks)
   }
 
   return(): Promise<IteratorResult<StreamChunk, undefined>> {

@@ -67,6 +67,16 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   private declare onPumped: ((result: IteratorResult<StreamChunk>) => void) | undefined
   private declare onPumpFailed: ((error: unknown) => void) | undefined
   private declare readonly source: StreamSource
+  /**
+   * The signal read before every chunk: the source's, or `undefined` once a
+   * pump's sink checks that same signal itself (see `pump`). Set to
+   * `undefined` before the signal is stored: V8 types a field by the first
+   * value it holds, and every Node 20 signal has a hidden class of its own, so
+   * a field first holding a signal is generalized by the next stream's signal,
+   * deoptimizing the code that read it (the per-chunk check) at the start of
+   * a process's second stream.
+   */
+  private declare checkSignal: AbortSignal | undefined
   private declare readonly classify: boolean
   /** Whether the source's signal is one whose `aborted` `isSignalAborted` may read through Node's own getter (`readsAbortedNatively`). */
   private declare readonly nativeSignal: boolean
@@ -85,6 +95,8 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     this.onPumped = undefined
     this.onPumpFailed = undefined
     this.source = source
+    this.checkSignal = undefined
+    this.checkSignal = source.signal
     this.classify = classify
     this.nativeSignal = readsAbortedNatively(source.signal)
   }
@@ -122,7 +134,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     if (this.state !== STREAMING) return DONE // return() was called, or finish forwarded, while the pull was pending
     if (result.done) return this.endedWithoutFinish()
     const chunk = result.value
-    const signal = this.source.signal
+    const signal = this.checkSignal
     if (signal !== undefined && isSignalAborted(signal, this.nativeSignal)) return this.aborted()
     if (chunk === null || typeof chunk !== 'object') return this.notAChunk(chunk)
     if (chunk.type === 'finish') this.state = FINISHED
@@ -170,9 +182,18 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
    * promise that settles when it finishes. A sink's throw, or a throw of the
    * source without `classify`, is thrown (synchronously or as the rejection)
    * after the source is stopped. Call it once, instead of `next()`.
+   *
+   * `sinkChecks`: a signal `sink` reads itself before taking each chunk,
+   * returning `false` without using the chunk once it aborted. When it is
+   * the stream's own signal, the pump does not read that signal before each
+   * chunk too (the sink's check decides the same thing: nothing more is taken
+   * and the source is stopped); an abort is still read where it classifies
+   * the end of the stream (a source that ends or throws after it). Any other
+   * signal changes nothing.
    */
-  pump(sink: ChunkSink): Promise<void> | undefined {
+  pump(sink: ChunkSink, sinkChecks?: AbortSignal): Promise<void> | undefined {
     this.sink = sink
+    if (sinkChecks !== undefined && sinkChecks === this.source.signal) this.checkSignal = undefined
     // What happens once per stream is done here, not in the loop (`drive`,
     // `await`): a branch that a hot function takes only on a stream's first
     // pull was taken, in the process's first stream, before V8 kept feedback

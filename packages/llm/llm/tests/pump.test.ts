@@ -3,7 +3,7 @@ import { LlmError, type LlmAdapter, type StreamChunk } from '@deepseek-ai/dsh-ll
 import { collect, deferred, fakeAdapter, hello, mountLlm, stop } from './helpers'
 
 /** What `PreparedCall.stream` returns besides iteration: the loop's pump (see `CallStream.pump`). */
-type Pumpable = AsyncIterable<StreamChunk> & { pump(sink: (chunk: StreamChunk) => boolean): Promise<void> | undefined }
+type Pumpable = AsyncIterable<StreamChunk> & { pump(sink: (chunk: StreamChunk) => boolean, sinkChecks?: AbortSignal): Promise<void> | undefined }
 
 const aborted: StreamChunk = { type: 'finish', reason: { kind: 'aborted' } }
 
@@ -154,6 +154,60 @@ describe('pump: the same stream as iteration, without a promise per chunk', () =
       controller.abort()
       return true
     })
+    expect({ pending, seen, returned: adapter.returned }).toEqual({ pending: undefined, seen: [hello, aborted], returned: 1 })
+  })
+
+  it('a sink that checks the call\'s own signal itself gets the real chunks up to the abort, and the source is stopped', async () => {
+    const controller = new AbortController()
+    const adapter = inMemoryAdapter([hello, hello, hello, stop])
+    const seen: StreamChunk[] = []
+    const pending = (await streamWith(adapter, controller.signal)).pump((chunk) => {
+      if (controller.signal.aborted) return false
+      seen.push(chunk)
+      if (seen.length === 2) controller.abort()
+      return true
+    }, controller.signal)
+    expect({ pending, seen, returned: adapter.returned }).toEqual({ pending: undefined, seen: [hello, hello], returned: 1 })
+  })
+
+  it('a sink that checks the call\'s own signal: the pump reads it only where it classifies the end, not before each chunk', async () => {
+    // A signal-like object (read with `Reflect.get`), so every read of `aborted` is counted.
+    let reads = 0
+    const signal = {
+      get aborted() {
+        reads++
+        return false
+      },
+      reason: undefined,
+      addEventListener() {},
+      removeEventListener() {},
+    } as unknown as AbortSignal
+    const own = await pumped((await streamWith(fakeAdapter([hello, hello, hello, stop]), signal)), Infinity)
+    const readsWithoutSinkCheck = reads
+    reads = 0
+    const stream = await streamWith(fakeAdapter([hello, hello, hello, stop]), signal)
+    const seen: StreamChunk[] = []
+    await stream.pump((chunk) => {
+      if (signal.aborted) return false
+      seen.push(chunk)
+      return true
+    }, signal)
+    // Four reads by the sink (one per chunk) and one by the adapter source's open(): the pump adds none per chunk (with
+    // its own check as well it would be nine).
+    expect({ own: own.chunks, seen, readsWithoutSinkCheck, reads }).toEqual({ own: [hello, hello, hello, stop], seen: [hello, hello, hello, stop], readsWithoutSinkCheck: 5, reads: 5 })
+  })
+
+  it('a sink that checks another signal does not change the pump\'s own check', async () => {
+    const controller = new AbortController()
+    const adapter = inMemoryAdapter([hello, hello, stop])
+    const seen: StreamChunk[] = []
+    const other = new AbortController().signal
+    const pending = (await streamWith(adapter, controller.signal)).pump((chunk) => {
+      if (other.aborted) return false
+      seen.push(chunk)
+      controller.abort()
+      return true
+    }, other)
     expect({ pending, seen, returned: adapter.returned }).toEqual({ pending: undefined, seen: [hello, aborted], returned: 1 })
   })
 
