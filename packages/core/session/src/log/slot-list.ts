@@ -38,12 +38,18 @@ export class SlotList {
    * `runSeqs[r] + runLengths[r] - 1`, whose packed indices start at
    * `runIndices[r]` and go up by one; `runBefore[r]` is how many packed
    * entries come before it. Columns (a run is 16 bytes), doubled when full.
+   *
+   * Run 0 is an empty run at seq 0, so every seq has a run starting at or
+   * before it: the paths of a list's first packed chunk are those of every
+   * later one. (A branch taken only by a new list's first chunk ran, in the
+   * process's first session, before V8 kept feedback for these functions,
+   * and deoptimized them at the first chunk of every later session.)
    */
   private runSeqs = new Int32Array(INITIAL_RUNS)
   private runIndices = new Int32Array(INITIAL_RUNS)
   private runLengths = new Int32Array(INITIAL_RUNS)
   private runBefore = new Int32Array(INITIAL_RUNS)
-  private runCount = 0
+  private runCount = 1
   /** The run `runOf` last answered: readers mostly go through the log in order, writers at its end. */
   private lastRun = 0
 
@@ -51,7 +57,6 @@ export class SlotList {
   get(seq: number): Slot | undefined {
     if (seq >= this.count) return undefined
     const r = this.runOf(seq)
-    if (r < 0) return this.objects[seq]
     const into = seq - this.runSeqs[r]!
     const length = this.runLengths[r]!
     return into < length ? this.runIndices[r]! + into : this.objects[seq - this.runBefore[r]! - length]
@@ -105,7 +110,6 @@ export class SlotList {
   /** The position in `objects` of the object entry at `seq` (`r`: `runOf(seq)`); a packed one, or none, is an internal error (`INVARIANT`). */
   private objectAt(r: number, seq: number): number {
     if (seq >= this.count) throw new SessionError('INVARIANT', `internal: the log has no entry at seq ${seq} to replace`, { seq })
-    if (r < 0) return seq
     const into = seq - this.runSeqs[r]!
     const length = this.runLengths[r]!
     if (into < length) throw new SessionError('INVARIANT', `internal: the log's entry at seq ${seq} is a packed chunk and cannot be replaced`, { seq })
@@ -114,41 +118,54 @@ export class SlotList {
 
   /**
    * Records `seq` as packed at `index`, no longer an object entry: `r` is the
-   * last run starting at or before `seq` (-1: none), which it extends when it
-   * continues both its seqs and its indices; else a new run follows `r`.
+   * last run starting at or before `seq`, which it extends when it continues
+   * both its seqs and its indices; else a new run follows `r`. Both cases go
+   * through the same loads and stores (see `runSeqs`); only a new run in the
+   * middle (a replayed log whose later chunks are packed already) takes a
+   * path of its own.
    */
   private addPacked(r: number, seq: number, index: number): void {
-    let at = r
-    if (at >= 0 && this.runSeqs[at]! + this.runLengths[at]! === seq && this.runIndices[at]! + this.runLengths[at]! === index) {
-      this.runLengths[at]!++
-    } else {
-      at = r + 1
-      if (this.runCount === this.runSeqs.length) this.growRuns()
-      const before = r < 0 ? 0 : this.runBefore[r]! + this.runLengths[r]!
-      // A run in the middle (a replayed log whose later chunks are packed already): the later runs move up.
-      if (at < this.runCount) {
-        this.runSeqs.copyWithin(at + 1, at, this.runCount)
-        this.runIndices.copyWithin(at + 1, at, this.runCount)
-        this.runLengths.copyWithin(at + 1, at, this.runCount)
-        this.runBefore.copyWithin(at + 1, at, this.runCount)
-      }
-      this.runSeqs[at] = seq
-      this.runIndices[at] = index
-      this.runLengths[at] = 1
-      this.runBefore[at] = before
-      this.runCount++
-    }
-    for (let k = at + 1; k < this.runCount; k++) this.runBefore[k]!++
+    const start = this.runSeqs[r]!
+    const first = this.runIndices[r]!
+    const length = this.runLengths[r]!
+    const before = this.runBefore[r]!
+    const after = before + length
+    const extend = start + length === seq && first + length === index
+    const next = r + 1
+    const at = extend ? r : next
+    // Both tests run for every chunk (no short-circuit): a test met only by a list's first chunk has no feedback.
+    const inside = at < this.runCount
+    const full = at === this.runSeqs.length
+    if (!extend && inside) this.openRun(at)
+    else if (full) this.growRuns()
+    this.runSeqs[at] = extend ? start : seq
+    this.runIndices[at] = extend ? first : index
+    this.runLengths[at] = extend ? length + 1 : 1
+    this.runBefore[at] = extend ? before : after
+    const count = this.runCount
+    const more = count + 1
+    const total = extend ? count : more
+    this.runCount = total
+    for (let k = at + 1; k < total; k++) this.runBefore[k]!++
     this.lastRun = at
   }
 
-  /** The last run that starts at or before `seq`, or -1 when none does. */
+  /** Moves the runs from `at` on up by one (their `runBefore` is raised by `addPacked`). */
+  private openRun(at: number): void {
+    if (this.runCount === this.runSeqs.length) this.growRuns()
+    const count = this.runCount
+    this.runSeqs.copyWithin(at + 1, at, count)
+    this.runIndices.copyWithin(at + 1, at, count)
+    this.runLengths.copyWithin(at + 1, at, count)
+    this.runBefore.copyWithin(at + 1, at, count)
+  }
+
+  /** The last run that starts at or before `seq` (an entry's seq: run 0 starts at 0). */
   private runOf(seq: number): number {
     const starts = this.runSeqs
     const count = this.runCount
     const last = this.lastRun
     if (last < count && starts[last]! <= seq && (last + 1 === count || seq < starts[last + 1]!)) return last
-    if (count === 0 || seq < starts[0]!) return -1
     let lo = 0
     let hi = count - 1
     while (lo < hi) {
