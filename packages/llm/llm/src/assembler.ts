@@ -34,9 +34,9 @@ export interface AssembledResponse {
  * names the call it answers), and the session log refuses it, so the
  * assembler refuses it first, whatever adapter produced it. `push` is O(1): deltas are collected as they come and
  * each block's text is joined once, when `result()` or `partial()` builds it,
- * into one flat string (not a rope of the deltas, which would keep a cons cell
- * per delta alive for as long as the message lives). A whole stream costs
- * O(total chunk size).
+ * into flat strings of up to 4,096 deltas each, concatenated (not a rope of the
+ * deltas, which would keep a cons cell per delta alive for as long as the
+ * message lives). A whole stream costs O(total chunk size).
  */
 export interface Assembler {
   push(chunk: StreamChunk): void
@@ -113,7 +113,17 @@ class BlockBuilder {
     }
   }
 
-  /** The block's text, joined once per batch of new deltas into one flat string. */
+  /**
+   * The block's text: each run of deltas joined into one flat string, and
+   * the runs (one per `PIECE` deltas) concatenated. A block of fewer than
+   * `PIECE` deltas is one flat string; a longer one is a rope of its flat
+   * pieces (a cons cell per 4,096 deltas, not per delta), which V8 flattens
+   * on the first read that needs a flat string. Why not one more `join` of
+   * the pieces: its result is a fresh flat string as large as the whole text
+   * (a long answer's 500 KB is a fresh large-object allocation, about 120
+   * page faults), paid by every long answer whether anything reads its text
+   * that way or not.
+   */
   get text(): string {
     const parts = this.parts
     const pieces = this.pieces
@@ -123,7 +133,8 @@ class BlockBuilder {
     }
     if (pieces.length === 1) return pieces[0]!
     if (pieces.length === 0) return ''
-    const text = pieces.join('')
+    let text = pieces[0]!
+    for (let i = 1; i < pieces.length; i++) text += pieces[i]!
     this.pieces = [text]
     return text
   }

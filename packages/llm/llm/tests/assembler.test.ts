@@ -251,6 +251,20 @@ describe('createAssembler', () => {
     )
   })
 
+  it('a block of many more deltas than one joined piece (4,096) reads back whole, before and after more deltas arrive', () => {
+    const deltas = Array.from({ length: 10_000 }, (_, i) => `${i},`)
+    const assembler = createAssembler()
+    for (const text of deltas.slice(0, 9_000)) assembler.push({ type: 'text-delta', index: 0, text })
+    const early = assembler.partial()
+    for (const text of deltas.slice(9_000)) assembler.push({ type: 'text-delta', index: 0, text })
+    assembler.push({ type: 'reasoning-delta', index: 1, text: 'then' })
+    assembler.push(stop)
+    expect({ early, result: assembler.result() }).toEqual({
+      early: [{ type: 'text', text: deltas.slice(0, 9_000).join('') }],
+      result: { content: [{ type: 'text', text: deltas.join('') }, { type: 'reasoning', text: 'then' }], finishReason: { kind: 'stop' } },
+    })
+  })
+
   it('assembles from any iterable', () => {
     function* chunks(): Generator<StreamChunk> {
       yield { type: 'text-delta', index: 0, text: 'x' }
