@@ -1,5 +1,5 @@
 import type { InvariantViolation, Invariants } from '@deepseek-ai/dsh-invariants'
-import { forgetLoopRequests, historyOf, loopRequests, type LlmRequest, type LoopRequestEntry, type LoopRequestMeta, type Message, type ToolSchema } from '@deepseek-ai/dsh-llm'
+import { forgetLoopRequests, historyOf, loopRequests, watchLoopRequests, type LlmRequest, type LoopRequestEntry, type LoopRequestMeta, type Message, type ToolSchema } from '@deepseek-ai/dsh-llm'
 import type { EventTypeInfo, Session, SessionEvent } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import { LogReplica } from './log-replica'
@@ -71,6 +71,11 @@ interface SessionState {
  * `lastSeq`. Each difference is reported with its path, both values and the
  * seq it comes from.
  *
+ * The set lists marks only while a reader is attached: the companion attaches
+ * (`watchLoopRequests`) for as long as it is loaded. What a session marked
+ * before the companion first saw it is dropped unchecked anyway (below), so
+ * a spine without the companion keeps no request, meta or snapshot per step.
+ *
  * Cost: each request is verified once, then dropped from the identity set
  * (`forgetLoopRequests`): the companion consumes the set, which only it
  * reads, so finding the new requests costs O(new requests), and a verified
@@ -93,6 +98,8 @@ export const RequestReconstructionInvariant = {
   apply(ctx: Context): void {
     // Reaching a service through a context costs tens of µs in Cordis: hold them once.
     const { sessions, invariants } = ctx
+    // Marks are listed from here on, and no longer once this companion unloads.
+    ctx.effect(() => watchLoopRequests(), 'watchLoopRequests')
     const states = new WeakMap<Session, SessionState>()
     const typeInfo = (type: string) => sessions.typeInfo(type)
 

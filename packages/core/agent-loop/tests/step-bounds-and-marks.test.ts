@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { forgetLoopRequests, loopRequests } from '@deepseek-ai/dsh-llm'
+import { forgetLoopRequests, loopRequests, watchLoopRequests } from '@deepseek-ai/dsh-llm'
 import { echo, spine } from '@deepseek-ai/dsh-testkit'
 
 /** Whether `value` and everything it holds are frozen. */
@@ -54,10 +54,13 @@ describe("a step's bounds and its request's mark (issue 18)", () => {
     const a = await agent()
     // The set is the process's: an earlier test's agent may have had this session id.
     forgetLoopRequests(a.session.id)
+    // The set lists marks only while a reader (the invariant companion, here this test) is attached.
+    const unwatch = watchLoopRequests()
     a.followup('use the tool')
     await a.whenIdle()
     const events = [...a.session.events]
     const marks = [...loopRequests(a.session.id)].map(({ meta }) => [meta.turn, meta.step, events[meta.lastSeq]!.type, events[meta.lastSeq + 1]!.type])
+    unwatch()
     expect(marks).toEqual([
       [1, 1, 'request/header', 'assistant/chunk'],
       [1, 2, 'step/start', 'assistant/chunk'],

@@ -27,7 +27,8 @@ export interface LoopRequestEntry {
 /**
  * A session's marked requests, oldest first, with their metas side by side.
  * Entries from `weakFrom` on were marked in the current job and are held
- * directly; older ones through `WeakRef`s (see `LoopRequestSet`).
+ * directly; older ones through `WeakRef`s (see `LoopRequestSet`). The lists
+ * are filled only while a watcher is attached (`watchLoopRequests`).
  */
 interface SessionSlots {
   requests: Array<LlmRequest | WeakRef<LlmRequest>>
@@ -38,41 +39,57 @@ interface SessionSlots {
   sweepAt: number
   /** The slots are in the set's `direct` list (they hold requests directly until the next `weaken`). */
   direct: boolean
+  /** False once the session was forgotten: its requests are no longer marked. */
+  live: boolean
 }
 
 /**
  * The process-local identity set of the requests an agent loop sent, for the
- * invariant companion ("model-visible means logged"). Requests are held
- * weakly: a long session does not pin every request it ever sent; an entry
- * whose request was collected disappears. Nothing is copied, frozen or
- * mutated: `request.messages` is typically a session's history snapshot.
+ * invariant companion ("model-visible means logged"). Nothing is copied,
+ * frozen or mutated: `request.messages` is typically a session's history
+ * snapshot.
  *
- * Marking is on the loop's per-step path, so a mark costs one `WeakMap`
- * entry and a frozen copy of the meta; the `WeakRef` is made later. A
+ * Two parts. The identity part (`has`) is a `WeakMap` from each marked request
+ * to its session's slots: it holds nothing alive, and forgetting a session
+ * flips its slots' `live` flag, so it costs no walk. The enumeration part
+ * (`entries`: each request with its checked meta, oldest first) is kept only
+ * while at least one watcher is attached (`watch`): its only reader, the
+ * invariant companion, attaches in its `apply` and drops unchecked whatever a
+ * session had marked before it first saw that session, so requests marked
+ * with no watcher would never be read. Without a watcher a mark keeps no
+ * reference to the request, its meta or its messages (in the bench's cold
+ * round, one job, that was ~300 B kept per step until the job ended).
+ *
+ * While watched, requests are held weakly: a long session does not pin every
+ * request it ever sent; an entry whose request was collected disappears. A
  * `WeakRef` keeps its target alive until the current job (macrotask) ends
  * anyway, so the set holds requests marked in the current job directly and
  * turns them into `WeakRef`s from a `setImmediate` after it: the same
- * lifetime, without a `WeakRef` per mark on the hot path, and none at all
- * for the requests the companion consumes (`forget`) within the job.
- * Collected entries are swept in place, amortized O(1) per mark.
+ * lifetime, without a `WeakRef` per mark on the hot path, and none at all for
+ * the requests the companion consumes (`forget`) within the job. Collected
+ * entries are swept in place, amortized O(1) per mark. When the last watcher
+ * detaches, the lists are emptied.
  */
 class LoopRequestSet {
-  private readonly marked = new WeakMap<object, LoopRequestMeta>()
+  private readonly marked = new WeakMap<object, SessionSlots>()
   private readonly sessions = new Map<string, SessionSlots>()
   /** Sessions holding requests directly, weakened by the pending `setImmediate`. */
   private readonly direct = new Set<SessionSlots>()
   private weakening = false
+  /** Attached watchers: the enumeration lists are filled only while this is above zero. */
+  private watchers = 0
 
   mark(request: LlmRequest, meta: LoopRequestMeta): void {
     if (request === null || typeof request !== 'object' || !Array.isArray(request.messages)) {
       throw invalid('markLoopRequest: request must be an object with a messages array')
     }
     const checked = checkMeta(meta, request.messages.length)
-    if (this.marked.has(request)) {
+    if (this.has(request)) {
       throw invalid(`markLoopRequest: this request object is already marked (session ${checked.sessionId}); mark each dispatched request once`)
     }
-    this.marked.set(request, checked)
     const slots = this.slotsOf(checked.sessionId)
+    this.marked.set(request, slots)
+    if (this.watchers === 0) return
     slots.requests.push(request)
     slots.metas.push(checked)
     if (slots.requests.length >= slots.sweepAt) sweep(slots)
@@ -90,7 +107,9 @@ class LoopRequestSet {
   }
 
   has(request: unknown): boolean {
-    return request !== null && typeof request === 'object' && this.marked.has(request)
+    if (request === null || typeof request !== 'object') return false
+    const slots = this.marked.get(request)
+    return slots !== undefined && slots.live
   }
 
   *entries(sessionId: string): IterableIterator<LoopRequestEntry> {
@@ -101,7 +120,7 @@ class LoopRequestSet {
     const metas = slots.metas.slice()
     for (let i = 0; i < requests.length; i++) {
       const request = held(requests[i]!)
-      if (request !== undefined && this.marked.get(request) === metas[i]) yield { request, meta: metas[i]! }
+      if (request !== undefined && this.marked.get(request) === slots && slots.live) yield { request, meta: metas[i]! }
     }
   }
 
@@ -111,9 +130,22 @@ class LoopRequestSet {
     this.sessions.delete(sessionId)
     this.direct.delete(slots)
     slots.direct = false
-    for (let i = 0; i < slots.requests.length; i++) {
-      const request = held(slots.requests[i]!)
-      if (request !== undefined && this.marked.get(request) === slots.metas[i]) this.marked.delete(request)
+    slots.live = false
+    empty(slots)
+  }
+
+  /** Attaches a watcher; the returned function detaches it (once). */
+  watch(): () => void {
+    this.watchers++
+    let attached = true
+    return () => {
+      if (!attached) return
+      attached = false
+      if (--this.watchers > 0) return
+      // Nobody reads the lists any more, and a later watcher would drop these entries unread.
+      for (const slots of this.sessions.values()) empty(slots)
+      for (const slots of this.direct) slots.direct = false
+      this.direct.clear()
     }
   }
 
@@ -149,13 +181,21 @@ class LoopRequestSet {
   }
 }
 
+/** Drops a session's listed entries (not its marks). */
+function empty(slots: SessionSlots): void {
+  slots.requests.length = 0
+  slots.metas.length = 0
+  slots.weakFrom = 0
+  slots.sweepAt = 64
+}
+
 /** A session's empty slots, its lists built with the elements kind of objects (what they hold). */
 function newSlots(): SessionSlots {
   const requests: Array<LlmRequest | WeakRef<LlmRequest>> = [NO_REQUEST]
   const metas: LoopRequestMeta[] = [NO_META]
   requests.pop()
   metas.pop()
-  return { requests, metas, weakFrom: 0, sweepAt: 64, direct: false }
+  return { requests, metas, weakFrom: 0, sweepAt: 64, direct: false, live: true }
 }
 
 const NO_REQUEST = Object.freeze({}) as LlmRequest
@@ -236,7 +276,9 @@ export const loopRequestSet = new LoopRequestSet()
 /**
  * Records `request` as one the agent loop dispatched, at `meta`'s place in its
  * session. Throws `INVALID_CONFIG` for a malformed meta or a request marked
- * twice. The request is held weakly and never copied, frozen or mutated.
+ * twice. The request is never copied, frozen or mutated; it is listed (held
+ * weakly, with a frozen copy of `meta`) only while a watcher is attached
+ * (`watchLoopRequests`), and otherwise only remembered by identity.
  */
 export function markLoopRequest(request: LlmRequest, meta: LoopRequestMeta): void {
   loopRequestSet.mark(request, meta)
@@ -247,7 +289,10 @@ export function isLoopRequest(request: unknown): boolean {
   return loopRequestSet.has(request)
 }
 
-/** The marked requests of a session that are still alive, oldest first. */
+/**
+ * The marked requests of a session that are still alive, oldest first: those
+ * marked while a watcher was attached (`watchLoopRequests`) and not forgotten.
+ */
 export function loopRequests(sessionId: SessionId | string): IterableIterator<LoopRequestEntry> {
   return loopRequestSet.entries(sessionId)
 }
@@ -255,4 +300,16 @@ export function loopRequests(sessionId: SessionId | string): IterableIterator<Lo
 /** Drops every mark of a session (when it is disposed). */
 export function forgetLoopRequests(sessionId: SessionId | string): void {
   loopRequestSet.forget(sessionId)
+}
+
+/**
+ * Attaches a reader of `loopRequests` (the invariant companion does, in its
+ * `apply`): from now on each mark is also listed, with its meta, until it is
+ * forgotten or collected. Without any watcher a mark is remembered by
+ * identity only (`isLoopRequest`) and keeps nothing alive. Returns the
+ * detach function (idempotent); when the last watcher detaches, the lists
+ * are emptied. Watchers are counted, so several readers may attach.
+ */
+export function watchLoopRequests(): () => void {
+  return loopRequestSet.watch()
 }

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   createUserMessage,
   forgetLoopRequests,
@@ -12,6 +12,7 @@ import {
   type LoopRequestMeta,
   type Message,
   type SessionId,
+  watchLoopRequests,
 } from '@deepseek-ai/dsh-llm'
 import { mountLlm } from './helpers'
 
@@ -27,7 +28,13 @@ function meta(sessionId: SessionId, step: number, messageCount = 0): LoopRequest
   return { sessionId, turn: 1, step, lastSeq: step * 3, messageCount }
 }
 
-describe('loop request identity set', () => {
+describe('loop request identity set, watched (as the invariant companion does)', () => {
+  let unwatch: () => void
+  beforeEach(() => {
+    unwatch = watchLoopRequests()
+  })
+  afterEach(() => unwatch())
+
   it('marks exact objects and lists a session oldest first', () => {
     const session = freshSession()
     const other = freshSession()
@@ -161,5 +168,69 @@ describe('loop request identity set', () => {
     await new Promise((resolve) => setImmediate(resolve))
     gc()
     expect([...loopRequests(session)]).toEqual([{ request: kept, meta: meta(session, 50) }])
+  })
+})
+
+describe('loop request identity set without a watcher', () => {
+  const gc = () => {
+    setFlagsFromString('--expose-gc')
+    ;(runInNewContext('gc') as () => void)()
+  }
+
+  it('remembers marks by identity only: isLoopRequest answers, nothing is listed, forgetting still unmarks', () => {
+    const session = freshSession()
+    const a = request()
+    const b = request()
+    markLoopRequest(a, meta(session, 1))
+    markLoopRequest(b, meta(session, 2))
+    expect([isLoopRequest(a), isLoopRequest(b), isLoopRequest({ ...a }), [...loopRequests(session)]]).toEqual([true, true, false, []])
+    expect(() => markLoopRequest(a, meta(session, 3))).toThrow(/already marked/)
+    expect(() => markLoopRequest(request(), { ...meta(session, 4), step: 0 })).toThrow(LlmError)
+    forgetLoopRequests(session)
+    expect([isLoopRequest(a), isLoopRequest(b)]).toEqual([false, false])
+    // A forgotten request may be marked again, for a new life of the session.
+    markLoopRequest(a, meta(session, 1))
+    expect(isLoopRequest(a)).toBe(true)
+  })
+
+  it('keeps nothing alive: a request marked and dropped is collectable within the job that marked it', async () => {
+    const session = freshSession()
+    let collected = 0
+    const registry = new FinalizationRegistry<number>(() => void collected++)
+    ;(() => {
+      for (let step = 1; step <= 20; step++) {
+        const r = request([createUserMessage(`step ${step}`)])
+        registry.register(r, step)
+        markLoopRequest(r, meta(session, step, 1))
+      }
+    })()
+    // Same job: a watched set holds these directly until its setImmediate, so none would go here.
+    gc()
+    for (let i = 0; i < 200 && collected < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+    expect(collected).toBe(20)
+  })
+
+  it('lists only what was marked while watched; the last detach empties the lists, an earlier one does not', () => {
+    const session = freshSession()
+    const before = request()
+    markLoopRequest(before, meta(session, 1))
+    const first = watchLoopRequests()
+    const second = watchLoopRequests()
+    const during = request()
+    markLoopRequest(during, meta(session, 2))
+    expect([...loopRequests(session)].map((e) => e.request)).toEqual([during])
+    first()
+    // Detaching is idempotent: calling it again does not detach the second watcher.
+    first()
+    expect([...loopRequests(session)].map((e) => e.request)).toEqual([during])
+    second()
+    const after = request()
+    markLoopRequest(after, meta(session, 3))
+    expect([[...loopRequests(session)], [before, during, after].map(isLoopRequest)]).toEqual([[], [true, true, true]])
+    const third = watchLoopRequests()
+    const again = request()
+    markLoopRequest(again, meta(session, 4))
+    expect([...loopRequests(session)].map((e) => e.meta.step)).toEqual([4])
+    third()
   })
 })
