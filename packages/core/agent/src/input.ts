@@ -1,4 +1,4 @@
-import { contentProblem, deepFreeze, type ContentBlock, type JsonObject, type MessageId, type MessageSource } from '@deepseek-ai/dsh-llm'
+import { contentProblem, deepFreeze, frozenTextContent, type ContentBlock, type JsonObject, type MessageId, type MessageSource } from '@deepseek-ai/dsh-llm'
 import { AgentError } from './errors'
 import type { AdditionalContext, AgentInput, AgentMessage, InboxTarget, ResolvedAgentInput } from './types'
 
@@ -256,9 +256,13 @@ export function resolveAgentInput(input: AgentInput, target: InboxTarget, wakeup
   }
 }
 
-/** One frozen text block, remembered as built here (see `builtText`). */
+/**
+ * One frozen text block, remembered as built here (see `builtText`). Made by
+ * dsh-llm's `frozenTextContent`, so the prompt's user message (made from the
+ * admitted item by `createUserMessage`) shares this list instead of copying it.
+ */
 function textContent(text: string): ContentBlock[] {
-  const content = Object.freeze([Object.freeze({ type: 'text' as const, text })]) as unknown as ContentBlock[]
+  const content = frozenTextContent(text) as ContentBlock[]
   builtText = content
   return content
 }

@@ -21,6 +21,7 @@ export {
   createAssistantMessage,
   createToolResultMessage,
   createUserMessage,
+  frozenTextContent,
   textOf,
   toolCallsOf,
 } from './message'

@@ -1,5 +1,6 @@
 import type { ContentBlock, MessageSource, ToolCallBlock } from './content'
 import { newMessageId, type CallId, type MessageId } from './ids'
+import { LlmError } from './failure'
 import { deepFreeze } from './json'
 import { TextRecord, ToolResultRecord, ToolSourceRecord, type Mutable } from './records'
 
@@ -40,10 +41,20 @@ const MessageRecord = function (this: Mutable<Message>, id: MessageId, role: 'us
 MessageRecord.prototype = Object.prototype
 
 /**
+ * The list `frozenTextContent` built last. One slot, not a set: a set of
+ * every admitted list would itself be kept for as long as the log keeps the
+ * lists (an ephemeron entry each), and the list a prompt's message is made
+ * from is, in the common case, the one admitted just before.
+ */
+let builtText: readonly ContentBlock[] | undefined
+
+/**
  * A fresh, frozen content list holding `content`'s blocks, each deep-frozen
  * in place (the caller may share them): `slice`, exactly as long as the
- * content. A slice keeps the elements kind of the list it copies, so a caller
- * that hands in lists of two kinds gives messages two hidden classes; the
+ * content. The one list not copied is the last `frozenTextContent` built
+ * (made here, frozen throughout). A slice keeps the elements kind of the list
+ * it copies, so a caller that hands in lists of two kinds gives messages two
+ * hidden classes; the
  * assembler's lists are packed in every tier for that reason (see
  * `StreamAssembler.result`). Not `Array.of` (always packed, but a generic
  * builtin: about five times slower than this copy) nor a push into an empty
@@ -52,6 +63,8 @@ MessageRecord.prototype = Object.prototype
  */
 function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
   if (typeof content === 'string') return Object.freeze(oneBlock(Object.freeze(new TextRecord(content))))
+  // Made here and frozen throughout (see `frozenTextContent`): sharing it is sharing an immutable value.
+  if (content === builtText) return content
   const out: ContentBlock[] = Array.isArray(content) ? content.slice() : [...content]
   for (let i = 0; i < out.length; i++) deepFreeze(out[i])
   return Object.freeze(out)
@@ -72,6 +85,23 @@ const ONE_BLOCK: ContentBlock[] = [Object.freeze(new TextRecord(''))]
 function oneBlock(block: ContentBlock): ContentBlock[] {
   const list = ONE_BLOCK.slice()
   list[0] = block
+  return list
+}
+
+/**
+ * A frozen content list of one frozen text block `{ type: 'text', text }`,
+ * for input admission (dsh-agent builds a string input's content with it).
+ * A user message made from the list built last (`createUserMessage`) takes
+ * that very list as its content instead of a copy, so the admission's record
+ * and the message the log keeps share one list: the list was made here and
+ * is frozen throughout, so sharing it shares an immutable value. Any other
+ * list, frozen or not (an earlier one of these included), is copied as
+ * before.
+ */
+export function frozenTextContent(text: string): readonly ContentBlock[] {
+  if (typeof text !== 'string') throw new LlmError({ code: 'INVALID_CONFIG', message: `frozenTextContent: text must be a string (got ${typeof text})` })
+  const list = Object.freeze(oneBlock(Object.freeze(new TextRecord(text))))
+  builtText = list
   return list
 }
 

@@ -6,6 +6,8 @@ import {
   createAssistantMessage,
   createToolResultMessage,
   createUserMessage,
+  frozenTextContent,
+  LlmError,
   type ContentBlock,
   type Message,
 } from '@deepseek-ai/dsh-llm'
@@ -123,5 +125,46 @@ describe('message constructors', () => {
       ['type', 'text'],
       ['type', 'id', 'name', 'arguments'],
     ])
+  })
+})
+
+describe('frozenTextContent and the user message made from it (issue 18: one list per prompt in the log)', () => {
+  it('is a frozen list of one frozen plain text block, and the user message made from it takes that very list', () => {
+    const list = frozenTextContent('hello')
+    const message = createUserMessage(list)
+    expect([list, Object.isFrozen(list), Object.isFrozen(list[0]), Object.getPrototypeOf(list[0]) === Object.prototype]).toEqual([
+      [{ type: 'text', text: 'hello' }],
+      true,
+      true,
+      true,
+    ])
+    expect(message.content).toBe(list)
+    expect(plainShape(message)).toEqual(plainShape(createUserMessage('hello', { id: message.id })))
+  })
+
+  it("copies and freezes a caller's list, mutable or frozen, and any list but the last one built", () => {
+    const mutable: ContentBlock[] = [{ type: 'text', text: 'mine' }]
+    const fromMutable = createUserMessage(mutable)
+    // The caller's list stays the caller's: changing it later changes nothing in the message.
+    mutable.push({ type: 'text', text: 'later' })
+    mutable.splice(0, 1)
+    const frozen = Object.freeze([Object.freeze({ type: 'text' as const, text: 'frozen' })])
+    const fromFrozen = createUserMessage(frozen)
+    const older = frozenTextContent('older')
+    frozenTextContent('newer')
+    const fromOlder = createUserMessage(older)
+    expect([fromMutable.content === mutable, fromFrozen.content === frozen, fromOlder.content === older]).toEqual([false, false, false])
+    expect([fromMutable.content, fromFrozen.content, fromOlder.content]).toEqual([[{ type: 'text', text: 'mine' }], [{ type: 'text', text: 'frozen' }], [{ type: 'text', text: 'older' }]])
+    expect([fromMutable, fromFrozen, fromOlder].every(frozenThroughout)).toBe(true)
+  })
+
+  it('refuses a text that is not a string with INVALID_CONFIG', () => {
+    let error: unknown
+    try {
+      frozenTextContent(42 as unknown as string)
+    } catch (e) {
+      error = e
+    }
+    expect([error instanceof LlmError, (error as LlmError).code]).toEqual([true, 'INVALID_CONFIG'])
   })
 })
