@@ -2,6 +2,7 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import { subjectFilter, type ContainedEmitter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { builtInKind, BUILT_IN_KINDS, BUILT_IN_TYPES, Kind } from './built-in-types'
 import { ChunkPack } from './log/chunk-pack'
+import { primeChunkPath } from './log/chunk-feedback'
 import { chunkDataShape, envelopeIsPlain, freezeChunk, type Shape } from './log/chunk-shape'
 import type { Context, Logger } from './cordis'
 import { describeError, SessionError } from './errors'
@@ -166,10 +167,7 @@ export class SessionLog implements Session, PackedLog {
     return event as SessionEvent<K>
   }
 
-  /**
-   * `append` entered apart from the per-chunk path (see `appendChecked`), for a driver's occasional events (a request
-   * header): `append` then meets almost only chunks, and its optimized code is not deoptimized by a new session's first.
-   */
+  /** `append` apart from the per-chunk path (`appendChecked`) for a driver's occasional events (a request header): `append` meets chunks. */
   appendEvent<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     if (this.stage === 'detached') {
       throw new SessionError('DETACHED', `session "${this.id}" was detached from the store; nothing can be appended to it any more`, { type })
@@ -312,7 +310,7 @@ export class SessionLog implements Session, PackedLog {
     Object.freeze(data)
     const event =
       loaded === undefined
-        ? (Object.freeze({ type: CHUNK, seq, time, data }) as AnySessionEvent)
+        ? (Object.freeze(new Envelope(CHUNK, seq, time, data)) as unknown as AnySessionEvent)
         : this.envelope(CHUNK, seq, time, data, false, loaded)
     // Commit.
     this.slots.put(seq, event)
@@ -442,6 +440,8 @@ function reentrant(id: SessionId, type: string, seq: number): SessionError {
 type ChunkData = { turn: number; step: number; chunk: Record<string, unknown> }
 
 const CHUNK = BUILT_IN_TYPES[Kind.AssistantChunk]
+// Before any session streams: see `chunk-feedback.ts`.
+primeChunkPath()
 const META = BUILT_IN_TYPES[Kind.Meta]
 
 /** How many chunks may wait for packing before the lists grow (a publication's re-entrant appends). */

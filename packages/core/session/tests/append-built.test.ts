@@ -45,16 +45,22 @@ describe('appendBuilt: event data a driver built from admitted, frozen values (i
     const root = await setup()
     const session = root.sessions.create('a')
     const built = appendBuilt(session, 'turn/start', { turn: 1, trigger: { kind: 'prompt' } })
+    appendBuilt(session, 'step/start', { turn: 1, step: 1 })
+    // A chunk as the listeners get it, and as a later read rebuilds it once it is packed.
+    const chunk = session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    const packed = session.events[chunk.seq]!
+    appendBuilt(session, 'step/end', { turn: 1, step: 1 })
     const checked = session.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
-    const events = [session.events[0]!, built, checked]
-    expect(events.map((event) => [Object.getPrototypeOf(event) === Object.prototype, Object.keys(event), Object.isFrozen(event)])).toEqual([
-      [true, ['type', 'seq', 'time', 'data'], true],
-      [true, ['type', 'seq', 'time', 'data'], true],
-      [true, ['type', 'seq', 'time', 'data'], true],
-    ])
-    expect([built, checked]).toStrictEqual([
+    const events = [session.events[0]!, built, chunk, packed, checked]
+    expect(events.map((event) => [Object.getPrototypeOf(event) === Object.prototype, Object.keys(event), Object.isFrozen(event)])).toEqual(
+      events.map(() => [true, ['type', 'seq', 'time', 'data'], true]),
+    )
+    expect(packed).not.toBe(chunk)
+    expect([built, chunk, packed, checked]).toStrictEqual([
       { type: 'turn/start', seq: 1, time: built.time, data: { turn: 1, trigger: { kind: 'prompt' } } },
-      { type: 'turn/end', seq: 2, time: checked.time, data: { turn: 1, reason: { kind: 'completed' } } },
+      { type: 'assistant/chunk', seq: 3, time: chunk.time, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } } },
+      { type: 'assistant/chunk', seq: 3, time: chunk.time, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } } },
+      { type: 'turn/end', seq: 5, time: checked.time, data: { turn: 1, reason: { kind: 'completed' } } },
     ])
     expect(JSON.parse(JSON.stringify(built))).toEqual(built)
   })

@@ -1,4 +1,5 @@
 import { freezeChunk, Shape } from './chunk-shape'
+import { newEnvelope } from './envelope'
 import { emptyList } from './lists'
 import type { AnySessionEvent } from '../types'
 
@@ -52,13 +53,15 @@ export class ChunkPack {
   /** The number of chunks packed. */
   count = 0
 
-  private capacity = INITIAL_CAPACITY
+  private declare capacity: number
   /** The time, in ms after the base of the chunk's run. */
-  private offsets = new Uint16Array(INITIAL_CAPACITY)
-  private shapes = new Uint8Array(INITIAL_CAPACITY)
-  private indices = new Uint16Array(INITIAL_CAPACITY)
+  private declare offsets: Uint16Array<ArrayBuffer>
+  private declare shapes: Uint8Array<ArrayBuffer>
+  private declare indices: Uint16Array<ArrayBuffer>
   /** Where the chunk's characters end in its page (they start where the previous chunk's end). */
-  private ends = new Int32Array(INITIAL_CAPACITY)
+  private declare ends: Int32Array<ArrayBuffer>
+  /** A page is sealed once it holds this many parts (`PAGE_PARTS`; fewer only in `chunk-feedback.ts`'s throwaway pack). */
+  private declare readonly pageParts: number
   /**
    * The splits that are not 0, by chunk: `SignedReasoning`: the text's
    * length; `ToolCall`: `id` length × 65536 + `name` length; `Object`: its
@@ -94,6 +97,16 @@ export class ChunkPack {
   private staged = 0
   private lastRun = 0
   private lastPage = 0
+
+  /** `capacity` and `pageParts` are the defaults except for `chunk-feedback.ts`, whose pack grows and seals pages within a few chunks. */
+  constructor(capacity = INITIAL_CAPACITY, pageParts = PAGE_PARTS) {
+    this.capacity = capacity
+    this.offsets = new Uint16Array(capacity)
+    this.shapes = new Uint8Array(capacity)
+    this.indices = new Uint16Array(capacity)
+    this.ends = new Int32Array(capacity)
+    this.pageParts = pageParts
+  }
 
   /**
    * Packs one chunk whose data had shape `shape` (`chunkDataShape`), at
@@ -238,7 +251,7 @@ export class ChunkPack {
     }
     const run = this.runOf(i)
     const data = Object.freeze({ turn: this.runTurns[run]!, step: this.runSteps[run]!, chunk })
-    return Object.freeze({ type: 'assistant/chunk', seq, time: this.runTimes[run]! + this.offsets[i]!, data }) as AnySessionEvent
+    return newEnvelope('assistant/chunk', seq, this.runTimes[run]! + this.offsets[i]!, data)
   }
 
   private addEntry(turn: number, step: number, time: number, shape: Shape, index: number, split: number): number {
@@ -269,7 +282,7 @@ export class ChunkPack {
     this.indices[i] = index
     this.ends[i] = this.pendingLength
     if (split !== 0) this.splits.set(i, split)
-    if (this.pendingLength >= PAGE_CHARACTERS || this.pending.length >= PAGE_PARTS) this.seal()
+    if (this.pendingLength >= PAGE_CHARACTERS || this.pending.length >= this.pageParts) this.seal()
     return i
   }
 

@@ -10,6 +10,11 @@
  * issue 18). An object made by `new` has no allocation site: the decision
  * never reaches the code that appends.
  *
+ * Every envelope of a log is made here, a chunk's and a packed chunk's
+ * rebuilt on read included: code that reads events (the dispatch, the
+ * listeners) meets one hidden class, not a second one at an answer's first
+ * or last chunk.
+ *
  * The envelope is still a plain object: its prototype is `Object.prototype`
  * (so `constructor` is `Object`, and it compares, prints, clones and
  * serializes as the literal did), with the same four own keys in the same

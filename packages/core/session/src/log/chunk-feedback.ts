@@ -1,0 +1,54 @@
+/**
+ * Gives V8's feedback for the chunk path the shapes that end an answer before
+ * that path is first optimized.
+ *
+ * Why: a streamed answer is thousands of text deltas, then one `usage` and
+ * one `finish` chunk. V8 optimizes the chunk path (`chunkDataShape`,
+ * `freezeChunk`, `ChunkPack`'s `add`/`addEntry`, and the session's `append`,
+ * which inlines them) on the text deltas alone, so the answer's last two
+ * chunks meet loads and branches it has no feedback for, and deoptimize all
+ * of it; the next answer (the bench's cold round, which follows a warm-up
+ * answer) then runs its first thousands of chunks unoptimized until V8
+ * compiles the path again. Fed these shapes first, the optimized code handles
+ * them all, and the end of an answer deoptimizes nothing of this package.
+ *
+ * Feedback is kept per function, whoever calls it, and V8 allocates it only
+ * once a function has run for a while, hence a few rounds. It runs once, when
+ * the module loads, on its own objects (a pack nobody keeps): a few hundred
+ * microseconds, no observable effect.
+ */
+import { ChunkPack } from './chunk-pack'
+import { chunkDataShape, freezeChunk } from './chunk-shape'
+
+const ROUNDS = 24
+
+/**
+ * What ends every answer after its deltas, as a model adapter writes it (new objects: each is frozen when packed).
+ * Only these three: with every shape, the loads of a chunk's fields would see more hidden classes than V8 keeps
+ * apart (four) and become slower generic lookups for every delta; an answer with reasoning or tool calls meets
+ * their shapes in its first steps, long before its deltas are counted in thousands.
+ */
+function samples(): Record<string, unknown>[] {
+  return [
+    { type: 'text-delta', index: 0, text: 'a' },
+    { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } },
+    { type: 'finish', reason: { kind: 'stop' } },
+  ]
+}
+
+/** Runs each sample chunk through the functions a session's append and packing call, as they call them. */
+export function primeChunkPath(): void {
+  // Tiny columns and pages: the pack grows and seals pages from `add` several times, as a long answer's does.
+  const pack = new ChunkPack(2, 4)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const chunk of samples()) {
+      const data = { turn: 1, step: round + 1, chunk }
+      const shape = chunkDataShape(data)
+      if (shape === -1) continue
+      freezeChunk(chunk, shape)
+      Object.freeze(data)
+      pack.add(data.turn, data.step, round, chunk, shape)
+    }
+  }
+  for (let i = 0; i < pack.count; i++) pack.event(i, i)
+}
