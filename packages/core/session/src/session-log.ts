@@ -9,7 +9,7 @@ import { describeError, SessionError } from './errors'
 import type { EventTypes, RegisteredType } from './event-types'
 import { shapeProblem } from './event-shapes'
 import { LogStructure } from './log-structure'
-import { emptyList, presized } from './log/lists'
+import { emptyList, filled, presized } from './log/lists'
 import { createEventsView } from './log/events-view'
 import { SessionEventDispatch } from './log/event-dispatch'
 import type { PackedLog } from './log/slots'
@@ -87,7 +87,7 @@ export class SessionLog implements Session, PackedLog {
    * each has reached every `session/event` listener as the object it was
    * committed as.
    */
-  private readonly unpacked: number[] = presized(UNPACKED_CAPACITY)
+  private readonly unpacked: AnySessionEvent[] = filled(EVENT_SAMPLE, UNPACKED_CAPACITY)
   private readonly unpackedShapes: Shape[] = presized(UNPACKED_CAPACITY) as Shape[]
   private unpackedCount = 0
 
@@ -317,7 +317,7 @@ export class SessionLog implements Session, PackedLog {
     this.length = seq + 1
     if (loaded === undefined || envelopeIsPlain(loaded)) {
       const n = this.unpackedCount++
-      this.unpacked[n] = seq
+      this.unpacked[n] = event
       this.unpackedShapes[n] = shape
     }
     return event
@@ -368,17 +368,17 @@ export class SessionLog implements Session, PackedLog {
   packChunks(): void {
     const count = this.unpackedCount
     if (count === 0) return
-    const seqs = this.unpacked
+    const events = this.unpacked
     const shapes = this.unpackedShapes
     const pack = (this.pack ??= new ChunkPack())
-    const slots = this.slots
-    // Nothing below calls out, so the lists cannot grow meanwhile; they are reused (by count, not by length).
+    // Nothing below calls out, so the lists cannot grow meanwhile; they are reused (by count, not by length),
+    // each entry dropped once read, so that a packed chunk's objects can die young.
     for (let i = 0; i < count; i++) {
-      const seq = seqs[i]!
-      const event = slots.get(seq) as SessionEvent<'assistant/chunk'>
+      const event = events[i] as SessionEvent<'assistant/chunk'>
+      events[i] = EVENT_SAMPLE
       const data = event.data
       const index = pack.add(data.turn, data.step, event.time, data.chunk, shapes[i]!)
-      if (index >= 0) slots.packAt(seq, index)
+      if (index >= 0) this.slots.packAt(event.seq, index)
     }
     this.unpackedCount = 0
   }

@@ -21,3 +21,10 @@ export function presized(capacity: number): number[] {
   for (let i = 0; i < capacity; i++) list.push(0)
   return list
 }
+
+/** A list of `capacity` copies of `sample` (objects), for a list of objects written by index and reused by count. */
+export function filled<T>(sample: T, capacity: number): T[] {
+  const list = emptyList(sample)
+  for (let i = 0; i < capacity; i++) list.push(sample)
+  return list
+}

@@ -109,10 +109,9 @@ export class SlotList {
 
   /** The position in `objects` of the object entry at `seq` (`r`: `runOf(seq)`); a packed one, or none, is an internal error (`INVARIANT`). */
   private objectAt(r: number, seq: number): number {
-    if (seq >= this.count) throw new SessionError('INVARIANT', `internal: the log has no entry at seq ${seq} to replace`, { seq })
     const into = seq - this.runSeqs[r]!
     const length = this.runLengths[r]!
-    if (into < length) throw new SessionError('INVARIANT', `internal: the log's entry at seq ${seq} is a packed chunk and cannot be replaced`, { seq })
+    if (seq >= this.count || into < length) throw notAnObjectEntry(seq, seq < this.count)
     return seq - this.runBefore[r]! - length
   }
 
@@ -183,6 +182,12 @@ export class SlotList {
     this.runLengths = grown(this.runLengths, capacity)
     this.runBefore = grown(this.runBefore, capacity)
   }
+}
+
+/** The internal error of a write to an entry that is not an object entry (apart: the functions that meet it stay small enough to inline). */
+function notAnObjectEntry(seq: number, packed: boolean): SessionError {
+  const reason = packed ? `the log's entry at seq ${seq} is a packed chunk and cannot be replaced` : `the log has no entry at seq ${seq} to replace`
+  return new SessionError('INVARIANT', `internal: ${reason}`, { seq })
 }
 
 function grown(from: Int32Array, capacity: number): Int32Array<ArrayBuffer> {
