@@ -89,6 +89,36 @@ describe('SlotList: a log\'s entries with packed chunks kept as runs', () => {
     )
   })
 
+  it('property: runs packed in the middle of a log with many runs (the run columns full, then grown) read back the same entries', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 70 }), fc.array(fc.nat(), { minLength: 1, maxLength: 40 }), (runs, picks) => {
+        // A replayed log: object entries each followed by a packed one, so every packed entry is a run of its own.
+        const list = new SlotList()
+        const model: Entry[] = []
+        let nextIndex = 0
+        for (let r = 0; r < runs; r++) {
+          const entry = event(model.length, 'assistant/chunk')
+          list.put(model.length, entry)
+          model.push(entry)
+          nextIndex += 2
+          list.pushPacked(nextIndex)
+          model.push(nextIndex)
+        }
+        // Then object entries anywhere are packed at indices that continue no run: each packing inserts a run.
+        for (const pick of picks) {
+          const objects = model.flatMap((entry, seq) => (typeof entry === 'number' ? [] : [seq]))
+          if (objects.length === 0) break
+          const seq = objects[pick % objects.length]!
+          nextIndex += 2
+          list.packAt(seq, nextIndex)
+          model[seq] = nextIndex
+        }
+        same(list, model)
+      }),
+      { numRuns: 150 },
+    )
+  })
+
   it('a long stream of consecutive packed chunks is one run: every seq reads back its index', () => {
     const list = new SlotList()
     list.put(0, event(0, 'session/meta'))
