@@ -211,6 +211,49 @@ describe('pump: the same stream as iteration, without a promise per chunk', () =
     expect({ pending, seen, returned: adapter.returned }).toEqual({ pending: undefined, seen: [hello, aborted], returned: 1 })
   })
 
+  const endsAfter: Array<[string, (gate: Promise<void>, pulled: () => void) => AsyncGenerator<StreamChunk>]> = [
+    [
+      'ends',
+      async function* (gate, pulled) {
+        yield hello
+        pulled()
+        await gate
+      },
+    ],
+    [
+      'throws',
+      async function* (gate, pulled) {
+        yield hello
+        pulled()
+        await gate
+        throw new LlmError({ code: 'TRANSPORT', message: 'connection reset' })
+      },
+    ],
+  ]
+
+  it.each(endsAfter)('a sink that checks the call\'s own signal is still offered an aborted finish when the source %s after the abort', async (_name, body) => {
+    const controller = new AbortController()
+    const gate = deferred()
+    const waiting = deferred()
+    const stream = await streamWith(fakeAdapter(() => body(gate.promise, waiting.resolve)), controller.signal)
+    const taken: StreamChunk[] = []
+    const offeredAfterAbort: StreamChunk[] = []
+    const pending = stream.pump((chunk) => {
+      if (controller.signal.aborted) {
+        offeredAfterAbort.push(chunk)
+        return false
+      }
+      taken.push(chunk)
+      return true
+    }, controller.signal)
+    // The source's next pull is pending when the call is aborted; then the source ends (or throws) without a finish.
+    await waiting.promise
+    controller.abort()
+    gate.resolve()
+    await pending
+    expect({ taken, offeredAfterAbort }).toEqual({ taken: [hello], offeredAfterAbort: [aborted] })
+  })
+
   it('a signal that is not one of Node\'s own (a signal-like object) is still read before every chunk', async () => {
     const signal = { aborted: false, reason: undefined, addEventListener() {}, removeEventListener() {} }
     const adapter = inMemoryAdapter([hello, hello, stop])
