@@ -103,6 +103,8 @@ export interface World {
   readonly inboxNotices: InboxNotice[]
   readonly agentEvents: AgentEventRecord[]
   readonly statuses: string[]
+  /** Each event of the agent's session as a `session/event` listener received it: its seq, its JSON then, and whether it was frozen. */
+  readonly heard: Array<{ seq: number; json: string; frozen: boolean }>
   /** Problems seen while the program ran (a command's synchronous contract, tool overlap). */
   readonly violations: string[]
   /** Unique text for the next admitted input. */
@@ -333,7 +335,9 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
   root.on('agent/error', (_agent, turn, step) => note('agent/error', `${turn}.${step}`))
   root.on('agent/cancel-requested', (_agent, cause) => note('agent/cancel-requested', cause.kind))
   root.on('agent/disposed', () => note('agent/disposed'))
-  root.on('session/event', (_session, event) => {
+  const heard: World['heard'] = []
+  root.on('session/event', (session, event) => {
+    if (session.id === 'prop') heard.push({ seq: event.seq, json: JSON.stringify(event), frozen: Object.isFrozen(event) && Object.isFrozen(event.data) })
     note('session/event', event.type)
     const index = world.reactions.findIndex((reaction) => reaction.on === event.type)
     if (index >= 0) world.reactions.splice(index, 1)[0]!.action()
@@ -367,6 +371,7 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     inboxNotices,
     agentEvents,
     statuses,
+    heard,
     violations,
     nextLabel: (prefix) => `${prefix}${++labels}`,
     effort: undefined,
