@@ -63,8 +63,9 @@ let builtText: readonly ContentBlock[] | undefined
  */
 function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
   if (typeof content === 'string') return Object.freeze(oneBlock(Object.freeze(new TextRecord(content))))
-  // Made here and frozen throughout (see `frozenTextContent`): sharing it is sharing an immutable value.
-  if (content === builtText) return content
+  // Made here and frozen throughout (see `frozenTextContent`): sharing it is sharing an immutable value. Not
+  // `undefined` (nothing built yet): a missing content is refused below, as any content that is not a list.
+  if (content === builtText && content !== undefined) return content
   const out: ContentBlock[] = Array.isArray(content) ? content.slice() : [...content]
   for (let i = 0; i < out.length; i++) deepFreeze(out[i])
   return Object.freeze(out)

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   CallId,
   MessageId,
@@ -156,6 +156,22 @@ describe('frozenTextContent and the user message made from it (issue 18: one lis
     expect([fromMutable.content === mutable, fromFrozen.content === frozen, fromOlder.content === older]).toEqual([false, false, false])
     expect([fromMutable.content, fromFrozen.content, fromOlder.content]).toEqual([[{ type: 'text', text: 'mine' }], [{ type: 'text', text: 'frozen' }], [{ type: 'text', text: 'older' }]])
     expect([fromMutable, fromFrozen, fromOlder].every(frozenThroughout)).toBe(true)
+  })
+
+  it('a content that is not a list is refused, as before, also while no list was built yet (no message without content)', async () => {
+    // A fresh module: nothing built by frozenTextContent in it yet.
+    vi.resetModules()
+    const fresh = await import('../src/message')
+    const missing = undefined as unknown as ContentBlock[]
+    const source = { kind: 'model', provider: 'p', model: 'm' } as const
+    const refused = (make: () => unknown) => {
+      try {
+        return make()
+      } catch (error) {
+        return error instanceof TypeError
+      }
+    }
+    expect([refused(() => fresh.createUserMessage(missing)), refused(() => fresh.createAssistantMessage(missing, { source }))]).toEqual([true, true])
   })
 
   it('refuses a text that is not a string with INVALID_CONFIG', () => {
