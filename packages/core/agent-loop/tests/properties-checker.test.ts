@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { AnySessionEvent, Session } from '@deepseek-ai/dsh-session'
+import { asHeardProblems } from './property/as-heard'
 import { settle, drainScheduler } from './property/driver'
 import { checkWorld, project, requestProblems } from './property/invariants'
 import { buildWorld, type World } from './property/world'
@@ -191,6 +192,29 @@ describe('the property checker', () => {
     expect(checkWorld(late, 'disposed')).toEqual([
       'agent/status running was dispatched after dispose() resolved',
       `the log grew after dispose() resolved (${world.session.events.length - 1} → ${world.session.events.length} events)`,
+    ])
+  })
+
+  it('accepts a log that reads back as heard and loads back; reports a chunk read back other than heard, an unfrozen one, and a log that does not resume', async () => {
+    const world = await tooledRun()
+    expect(asHeardProblems(world)).toEqual([])
+    const chunk = indexOf(world.session.events, 'assistant/chunk', 1)
+    const heard = world.heard.map((entry) => (entry.seq === chunk ? { ...entry, json: '{}', frozen: false } : entry))
+    expect(asHeardProblems({ ...world, heard })).toEqual([
+      `#${chunk} reads back as ${JSON.stringify(world.session.events[chunk])}, but its listeners received {}`,
+      `#${chunk} was not frozen when its listeners received it`,
+    ])
+    // The tool results swapped: a log no session accepts (tool/results follow model order).
+    const first = indexOf(world.session.events, 'tool/result')
+    const swapped = withEvents(world, (events) => {
+      const [a, b] = [events[first]!, events[first + 1]!]
+      events[first] = { ...b, seq: a.seq } as AnySessionEvent
+      events[first + 1] = Object.freeze({ ...a, seq: b.seq }) as AnySessionEvent
+      return events
+    })
+    expect(asHeardProblems({ ...swapped, heard: [] })).toEqual([
+      `#${first} (tool/result) is not frozen when read back`,
+      expect.stringMatching(/^the loaded log does not resume: .*tool\/results follow model order/),
     ])
   })
 

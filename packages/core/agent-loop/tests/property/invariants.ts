@@ -3,7 +3,6 @@ import type { AgentMessage } from '@deepseek-ai/dsh-agent'
 import { ABORTED_BEFORE_DISPATCH_TEXT } from '@deepseek-ai/dsh-agent-loop'
 import type { ContentBlock, Message, MessageId } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent, SessionEvent } from '@deepseek-ai/dsh-session'
-import { checkAsHeard } from './as-heard'
 import { contextLabel, contextText } from './commands'
 import { failureCode, toolResultCode, type ToolKind } from './program'
 import type { InboxNotice, World } from './world'
@@ -56,7 +55,6 @@ export function checkWorld(world: World, quiescence: Quiescence): string[] {
   checkFlushes(world, turns, problems)
   checkDurableRequests(world, events, problems)
   checkStatus(world, problems)
-  checkAsHeard(world, events, problems)
   if (quiescence === 'disposed') {
     for (const record of world.agentEvents) {
       if (record.afterDispose) problems.push(`${record.name} ${record.detail} was dispatched after dispose() resolved`)

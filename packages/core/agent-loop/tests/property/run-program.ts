@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { Dispose, batchCommandArbitraries, commandArbitraries, type ProgramCommand, type ProgramModel } from './commands'
 import { commandsReplayPath, drainScheduler, settle, tick } from './driver'
+import { asHeardProblems } from './as-heard'
 import { checkWorld, describeLog } from './invariants'
 import { TOOL_KINDS, type Reply, type ToolKind } from './program'
 import { buildWorld, type World } from './world'
@@ -96,13 +97,13 @@ export async function runProgram(s: fc.Scheduler, program: Program, withDispose:
       await settle(s, world.dispose!, 'dispose()', program.pace)
       await drainScheduler(s)
       observe?.(world)
-      fail(world, checkWorld(world, 'disposed'))
+      fail(world, [...checkWorld(world, 'disposed'), ...asHeardProblems(world)])
     } else {
       await settle(s, world.agent.whenIdle(), 'whenIdle()', program.pace)
       const length = world.session.events.length
       await drainScheduler(s)
       observe?.(world)
-      const problems = checkWorld(world, 'idle')
+      const problems = [...checkWorld(world, 'idle'), ...asHeardProblems(world)]
       if (world.session.events.length !== length) problems.push(`the log grew after whenIdle() resolved (${length} → ${world.session.events.length} events)`)
       fail(world, problems)
     }
