@@ -40,14 +40,3 @@ describe('initiator scope', () => {
     expect(initiator()).toBeUndefined()
   })
 })
-
-describe('initiator scope at module load', () => {
-  it('leaves no initiator behind in later synchronous code or promise jobs', async () => {
-    const { initiator: fresh } = await import('../src/initiator')
-    expect(fresh()).toBeUndefined()
-    await Promise.resolve()
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(fresh()).toBeUndefined()
-    expect(await Promise.resolve().then(() => fresh())).toBeUndefined()
-  })
-})
