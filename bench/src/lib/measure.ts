@@ -1,5 +1,4 @@
 /** Small measuring helpers shared by the scenarios. */
-import { PerformanceObserver } from 'node:perf_hooks'
 
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN
@@ -15,46 +14,30 @@ export interface Timing {
   cpuMs: number
   /** Minor page faults the process took meanwhile: first touches of memory, ~13 µs each on the VM of docs/benchmarks.md. */
   faults: number
-  /** Garbage-collection pauses of the main thread that started meanwhile, in milliseconds. */
-  gcMs: number
 }
 
-/** The process's GC pauses so far (start time, duration), kept while `timed` runs. */
-const pauses: Array<{ startTime: number; duration: number }> = []
-let observer: PerformanceObserver | undefined
-
 /**
- * Times `work`. The GC pauses are reported by Node asynchronously, so after
- * the work (outside the timed region) it waits a few milliseconds for them.
+ * Times `work`. Nothing else of the bench runs in the process meanwhile (no
+ * `gc` performance observer either: it would add work to every collection,
+ * most to the subject that collects most often; a scratch driver can record
+ * GC pauses).
  */
 export async function timed(work: () => Promise<void>): Promise<Timing> {
-  observer ??= new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) pauses.push({ startTime: entry.startTime, duration: entry.duration })
-  })
-  observer.observe({ entryTypes: ['gc'] })
-  pauses.length = 0
   const faults0 = process.resourceUsage().minorPageFault
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await work()
-  const t1 = performance.now()
+  const wallMs = performance.now() - t0
   const cpu = process.cpuUsage(cpu0)
-  const faults = process.resourceUsage().minorPageFault - faults0
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  observer.disconnect()
-  const gcMs = pauses.reduce((sum, pause) => (pause.startTime >= t0 && pause.startTime <= t1 ? sum + pause.duration : sum), 0)
-  return { wallMs: t1 - t0, cpuMs: (cpu.user + cpu.system) / 1000, faults, gcMs }
+  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, faults: process.resourceUsage().minorPageFault - faults0 }
 }
 
 /**
- * The table rows of what a cold round spent outside the subject's own code
- * (scenarios 1, 2 and 4): see docs/benchmarks.md, "Page faults and GC in the
- * cold round".
+ * The table row of a cold round's minor page faults (scenarios 1, 2 and 4):
+ * how much fresh memory it touched (see docs/benchmarks.md, "The cold round
+ * on this VM").
  */
-export const COLD_ROUND_METRICS = [
-  { key: 'faults', label: 'minor page faults (cold round)', unit: '', digits: 0, compare: true },
-  { key: 'gcMs', label: 'GC pauses (cold round)', unit: 'ms', digits: 0, compare: true },
-] as const
+export const COLD_ROUND_METRICS = [{ key: 'faults', label: 'minor page faults (cold round)', unit: '', digits: 0, compare: true }] as const
 
 /**
  * Heap in use after full garbage collections. Needs `--expose-gc` (the

@@ -108,9 +108,8 @@ async function streamSubject(subject: SubjectId, batch: number, jsonlDirectory: 
 interface Rates {
   wall: number
   cpu: number
-  /** Minor page faults and GC pauses (ms) of the round. */
+  /** Minor page faults of the round. */
   faults: number
-  gcMs: number
 }
 
 /** Chunks per second of the first and the last measured round, by wall time and by process CPU time. */
@@ -126,7 +125,7 @@ async function chunksPerSecond(subjectId: SubjectId, params: StreamingParams, js
       const turn = await subject.prepare(measured)
       const time = await timed(turn)
       if (subject.seen() !== params.chunks) throw new Error(`round ${round + 1}: the listener saw ${subject.seen()} text deltas, expected ${params.chunks}`)
-      rounds.push({ wall: params.chunks / (time.wallMs / 1000), cpu: params.chunks / (time.cpuMs / 1000), faults: time.faults, gcMs: time.gcMs })
+      rounds.push({ wall: params.chunks / (time.wallMs / 1000), cpu: params.chunks / (time.cpuMs / 1000), faults: time.faults })
     }
     return { cold: rounds[0]!, steady: rounds[rounds.length - 1]! }
   } finally {
@@ -175,7 +174,6 @@ export default defineScenario<StreamingParams>({
       steadyChunksPerSecond: plain.steady.wall,
       steadyCpuChunksPerSecond: plain.steady.cpu,
       faults: plain.cold.faults,
-      gcMs: plain.cold.gcMs,
     }
     if (subject !== 'dsh') return metrics
     const jsonl = await withTempDir('streaming', (dir) => chunksPerSecond(subject, params, dir))

@@ -70,22 +70,21 @@ export interface TurnParams {
 
 /**
  * Warms up on one agent, then times `rounds` rounds of `turns` turns, each on
- * a new agent: wall and CPU µs per turn, minor page faults and GC pauses of
- * the first round (`usPerTurn`, `cpuUsPerTurn`, `faults`, `gcMs`) and, with
- * more than one round, wall and CPU of the last (`steadyUsPerTurn`,
- * `steadyCpuUsPerTurn`).
+ * a new agent: wall and CPU µs per turn and minor page faults of the first
+ * round (`usPerTurn`, `cpuUsPerTurn`, `faults`) and, with more than one round,
+ * wall and CPU of the last (`steadyUsPerTurn`, `steadyCpuUsPerTurn`).
  */
 export async function timeTurns(subject: SubjectId, workload: TurnWorkload, params: TurnParams): Promise<Metrics> {
   const driver = await turnDriver(subject, workload)
   await driver.run(0, params.warmup)
-  const perTurn = (time: Timing) => ({ wall: (time.wallMs * 1000) / params.turns, cpu: (time.cpuMs * 1000) / params.turns, faults: time.faults, gcMs: time.gcMs })
+  const perTurn = (time: Timing) => ({ wall: (time.wallMs * 1000) / params.turns, cpu: (time.cpuMs * 1000) / params.turns, faults: time.faults })
   const results: Array<ReturnType<typeof perTurn>> = []
   for (let round = 1; round <= params.rounds; round++) {
     await driver.release()
     results.push(perTurn(await timed(() => driver.run(round, params.turns))))
   }
   const cold = results[0]!
-  const metrics: Metrics = { usPerTurn: cold.wall, cpuUsPerTurn: cold.cpu, faults: cold.faults, gcMs: cold.gcMs }
+  const metrics: Metrics = { usPerTurn: cold.wall, cpuUsPerTurn: cold.cpu, faults: cold.faults }
   if (results.length > 1) {
     const steady = results[results.length - 1]!
     metrics.steadyUsPerTurn = steady.wall
