@@ -20,23 +20,34 @@ const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'ab
  * class of its own, so its type feedback turns megamorphic after a few
  * signals; until then, a function that inlined the getter (`isSignalAborted`)
  * is deoptimized by the first chunk of each new call's stream. Reading a few
- * fresh signals once, when this module loads, makes that feedback megamorphic
- * from the start (what it ends up as anyway): no such deoptimization in the
- * first streams of a process. V8 keeps feedback for a function only after a
- * few calls, hence more reads than classes: on Node 20.20, 16 reads left the
- * feedback short of megamorphic (a check optimized after them was still
- * deoptimized by the next new signal; 20 reads or more, none), so 32.
+ * fresh signals once, before the first stream's first check, makes that
+ * feedback megamorphic from the start (what it ends up as anyway): no such
+ * deoptimization in the first streams of a process. V8 keeps feedback for a
+ * function only after a few calls, hence more reads than classes: on Node
+ * 20.20, 16 reads left the feedback short of megamorphic (a check optimized
+ * after them was still deoptimized by the next new signal; 20 reads or more,
+ * none), so 32. Done at the first stream, not when the module loads: the
+ * getter's feedback is the process's, and a host that only imports this
+ * package keeps its own.
  */
-if (nativeAborted !== undefined) for (let i = 0; i < 32; i++) nativeAborted.call(new AbortController().signal)
+let warmedUp = nativeAborted === undefined
+
+function warmUp(): void {
+  warmedUp = true
+  for (let i = 0; i < 32; i++) nativeAborted!.call(new AbortController().signal)
+}
 
 /**
  * Whether `signal.aborted` is exactly Node's getter called on `signal`: a
  * signal of Node's own (`AbortController`, `AbortSignal.timeout`/`any`/`abort`:
  * their prototype is `AbortSignal.prototype`) with no own `aborted`. Decide it
- * once per stream, when the stream is made, and pass it to `isSignalAborted`.
+ * once per stream, when the stream is made, and pass it to `isSignalAborted`
+ * (the first `true` also warms the getter's feedback, above).
  */
 export function readsAbortedNatively(signal: AbortSignal | undefined): boolean {
-  return signal !== undefined && nativeAborted !== undefined && Object.getPrototypeOf(signal) === AbortSignal.prototype && !Object.hasOwn(signal, 'aborted')
+  if (signal === undefined || nativeAborted === undefined || Object.getPrototypeOf(signal) !== AbortSignal.prototype || Object.hasOwn(signal, 'aborted')) return false
+  if (!warmedUp) warmUp()
+  return true
 }
 
 /** Whether `signal` aborted; `native`: what `readsAbortedNatively(signal)` said. */
