@@ -2,7 +2,7 @@ import type { Message } from '@deepseek-ai/dsh-llm'
 import { subjectFilter, type ContainedEmitter, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { builtInKind, BUILT_IN_KINDS, BUILT_IN_TYPES, Kind } from './built-in-types'
 import { ChunkPack } from './log/chunk-pack'
-import { primeChunkPath } from './log/chunk-feedback'
+import { primeChunkPathOnce } from './log/chunk-feedback'
 import { chunkDataShape, envelopeIsPlain, freezeChunk, type Shape } from './log/chunk-shape'
 import type { Context, Logger } from './cordis'
 import { describeError, SessionError } from './errors'
@@ -95,6 +95,8 @@ export class SessionLog implements Session, PackedLog {
     readonly id: SessionId,
     readonly home: SessionHome,
   ) {
+    // Before the process's first session streams: see `chunk-feedback.ts`.
+    primeChunkPathOnce()
     this.filter = subjectFilter(id)
     this.events = createEventsView(this)
     this.onListenerError = (error) => {
@@ -440,8 +442,6 @@ function reentrant(id: SessionId, type: string, seq: number): SessionError {
 type ChunkData = { turn: number; step: number; chunk: Record<string, unknown> }
 
 const CHUNK = BUILT_IN_TYPES[Kind.AssistantChunk]
-// Before any session streams: see `chunk-feedback.ts`.
-primeChunkPath()
 const META = BUILT_IN_TYPES[Kind.Meta]
 
 /** How many chunks may wait for packing before the lists grow (a publication's re-entrant appends). */
