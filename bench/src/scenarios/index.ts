@@ -11,11 +11,8 @@ import compaction from './compaction.ts'
 import sessionPostgres from './session-postgres.ts'
 import subagentOverhead from './subagent-overhead.ts'
 
-/** Every scenario, in the order of the table. */
+/**
+ * Every scenario, in the order of the table (the orchestrator's list; a run's
+ * child loads only its own scenario's module, see `child.ts`).
+ */
 export const scenarios: readonly Scenario<any>[] = [turnOverhead, toolTurns, growth, streaming, parallelTools, resume, prefixStability, mcpCallOverhead, compaction, sessionPostgres, subagentOverhead]
-
-export function scenario(id: string): Scenario<any> {
-  const found = scenarios.find((s) => s.id === id)
-  if (!found) throw new Error(`unknown scenario "${id}"; known: ${scenarios.map((s) => s.id).join(', ')}`)
-  return found
-}
