@@ -36,7 +36,9 @@ export interface AssembledResponse {
  * each block's text is joined once, when `result()` or `partial()` builds it,
  * into flat strings of up to 4,096 deltas each, concatenated (not a rope of the
  * deltas, which would keep a cons cell per delta alive for as long as the
- * message lives). A whole stream costs O(total chunk size).
+ * message lives). A read closes the current piece, so a caller that reads
+ * `partial()` after every delta gets a piece, and a cons cell, per read. A
+ * whole stream costs O(total chunk size).
  */
 export interface Assembler {
   push(chunk: StreamChunk): void
@@ -115,10 +117,11 @@ class BlockBuilder {
 
   /**
    * The block's text: each run of deltas joined into one flat string, and
-   * the runs (one per `PIECE` deltas) concatenated. A block of fewer than
-   * `PIECE` deltas is one flat string; a longer one is a rope of its flat
-   * pieces (a cons cell per 4,096 deltas, not per delta), which V8 flattens
-   * on the first read that needs a flat string. Why not one more `join` of
+   * the runs (one per `PIECE` deltas, or fewer: a read ends the current run)
+   * concatenated. A block of fewer than `PIECE` deltas read once is one flat
+   * string; otherwise a rope of its flat pieces (a cons cell per piece, not
+   * per delta), which V8 flattens on the first read that needs a flat
+   * string. Why not one more `join` of
    * the pieces: its result is a fresh flat string as large as the whole text
    * (a long answer's 500 KB is a fresh large-object allocation, about 120
    * page faults), paid by every long answer whether anything reads its text
