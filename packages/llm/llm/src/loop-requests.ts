@@ -186,7 +186,7 @@ function empty(slots: SessionSlots): void {
   slots.requests.length = 0
   slots.metas.length = 0
   slots.weakFrom = 0
-  slots.sweepAt = 64
+  slots.sweepAt = FIRST_SWEEP
 }
 
 /** A session's empty slots, its lists built with the elements kind of objects (what they hold). */
@@ -195,8 +195,11 @@ function newSlots(): SessionSlots {
   const metas: LoopRequestMeta[] = [NO_META]
   requests.pop()
   metas.pop()
-  return { requests, metas, weakFrom: 0, sweepAt: 64, direct: false, live: true }
+  return { requests, metas, weakFrom: 0, sweepAt: FIRST_SWEEP, direct: false, live: true }
 }
+
+/** The list length at which a session's first sweep of collected requests runs. */
+const FIRST_SWEEP = 64
 
 const NO_REQUEST = Object.freeze({}) as LlmRequest
 const NO_META = Object.freeze({}) as LoopRequestMeta
@@ -223,7 +226,7 @@ function sweep(slots: SessionSlots): void {
   requests.length = kept
   metas.length = kept
   slots.weakFrom = weakFrom
-  slots.sweepAt = Math.max(64, kept * 2)
+  slots.sweepAt = Math.max(FIRST_SWEEP, kept * 2)
 }
 
 function invalid(message: string): LlmError {

@@ -54,15 +54,14 @@ let builtText: readonly ContentBlock[] | undefined
  * content. The one list not copied is the last `frozenTextContent` built
  * (made here, frozen throughout). A slice keeps the elements kind of the list
  * it copies, so a caller that hands in lists of two kinds gives messages two
- * hidden classes; the
- * assembler's lists are packed in every tier for that reason (see
+ * hidden classes; the assembler's lists are packed in every tier for that reason (see
  * `StreamAssembler.result`). Not `Array.of` (always packed, but a generic
  * builtin: about five times slower than this copy) nor a push into an empty
  * list (it keeps spare capacity for the session's life: the log keeps every
  * message).
  */
 function frozenContent(content: string | readonly ContentBlock[]): readonly ContentBlock[] {
-  if (typeof content === 'string') return Object.freeze(oneBlock(Object.freeze(new TextRecord(content))))
+  if (typeof content === 'string') return textList(content)
   // Made here and frozen throughout (see `frozenTextContent`): sharing it is sharing an immutable value. Not
   // `undefined` (nothing built yet): a missing content is refused below, as any content that is not a list.
   if (content === builtText && content !== undefined) return content
@@ -101,9 +100,14 @@ function oneBlock(block: ContentBlock): ContentBlock[] {
  */
 export function frozenTextContent(text: string): readonly ContentBlock[] {
   if (typeof text !== 'string') throw new LlmError({ code: 'INVALID_CONFIG', message: `frozenTextContent: text must be a string (got ${typeof text})` })
-  const list = Object.freeze(oneBlock(Object.freeze(new TextRecord(text))))
+  const list = textList(text)
   builtText = list
   return list
+}
+
+/** A frozen list of one frozen text block. */
+function textList(text: string): readonly ContentBlock[] {
+  return Object.freeze(oneBlock(Object.freeze(new TextRecord(text))))
 }
 
 /** A frozen message of `role`: its content copied and frozen, its source deep-frozen (in place). */
