@@ -31,11 +31,17 @@ const ROUNDS = 24
  * apart (four) and become slower generic lookups for every delta; an answer with reasoning or tool calls meets
  * their shapes in its first steps, long before its deltas are counted in thousands.
  */
-function samples(): Record<string, unknown>[] {
+function samples(round: number): Record<string, unknown>[] {
+  // Two hidden classes each for the `usage` and `reason` objects (other keys, not other chunk keys): V8 types an
+  // object field by the class of what it first holds, and code that read the field (`freezeChunk`, inlined into
+  // `admitChunk`) depends on that type. Typed by the sample's class, the field was widened by an adapter's first
+  // real usage chunk, which deoptimized the chunk path at the end of the process's first answer (`--trace-deopt`:
+  // "code dependencies"). Both classes seen here, the field is typed "any object" before the path is optimized.
+  const odd = (round & 1) === 1
   return [
     { type: 'text-delta', index: 0, text: 'a' },
-    { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } },
-    { type: 'finish', reason: { kind: 'stop' } },
+    { type: 'usage', usage: odd ? { inputTokens: 1, outputTokens: 1, reasoningTokens: 0 } : { inputTokens: 1, outputTokens: 1 } },
+    { type: 'finish', reason: odd ? { kind: 'error', message: 'a' } : { kind: 'stop' } },
   ]
 }
 
@@ -53,7 +59,7 @@ function primeChunkPath(): void {
   // Tiny columns and pages: the pack grows and seals pages from `add` several times, as a long answer's does.
   const pack = new ChunkPack(2, 4)
   for (let round = 0; round < ROUNDS; round++) {
-    for (const chunk of samples()) {
+    for (const chunk of samples(round)) {
       const data = { turn: 1, step: round + 1, chunk }
       const shape = chunkDataShape(data)
       if (shape === -1) continue
