@@ -116,6 +116,40 @@ describe('session/event dispatch as the listeners change between appends', () =>
     expect(logs.filter((line) => line.includes('a session/event listener failed')).length).toBe(2)
   })
 
+  it('a listener whose own call property was replaced is still called itself, with the filter as this, the session and the event', async () => {
+    const root = await setup()
+    const calls: unknown[][] = []
+    const replaced: string[] = []
+    const filters: unknown[] = []
+    const listener = function (this: unknown, target: Session, event: AnySessionEvent) {
+      filters.push(this)
+      calls.push([target, event.seq])
+    }
+    // A function's `call` is an ordinary property: the dispatch must not go through it.
+    Object.defineProperty(listener, 'call', { value: () => void replaced.push('call') })
+    root.on('session/event', listener)
+    const observed = function (this: unknown, target: Session, event: AnySessionEvent) {
+      calls.push(['observer', target === session, event.seq])
+    }
+    Object.defineProperty(observed, 'call', { value: () => void replaced.push('observer call') })
+    root.sessions.observe(observed)
+    const session = root.sessions.create(SessionId('s'))
+    session.append('turn/start', turnStart(1))
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })
+    expect(replaced).toEqual([])
+    expect(calls).toEqual([
+      [session, 1],
+      ['observer', true, 1],
+      [session, 2],
+      ['observer', true, 2],
+      [session, 3],
+      ['observer', true, 3],
+    ])
+    expect(filters.length).toBe(3)
+    for (const filter of filters) expect(filter).toBe((session as unknown as { filter: unknown }).filter)
+  })
+
   it('internal/dispatch tracers see every session/event dispatch, registered before or between appends', async () => {
     const root = await setup()
     const traced: string[] = []
