@@ -1,6 +1,7 @@
 import { isSignalAborted, readsAbortedNatively } from './abort-read'
 import { LlmError, toLlmFailure } from './failure'
 import type { FinishReason, StreamChunk } from './stream'
+import { primeStreamPathOnce, type SamplePump } from './stream-feedback'
 
 /** The iterator result every finished stream returns; shared, never mutated. */
 export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
@@ -192,6 +193,8 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
    * signal changes nothing.
    */
   pump(sink: ChunkSink, sinkChecks?: AbortSignal): Promise<void> | undefined {
+    // The process's first pump gives the chunk path the feedback of an answer's end first (see `stream-feedback.ts`).
+    primeStreamPathOnce(pumpSample)
     this.sink = sink
     if (sinkChecks !== undefined && sinkChecks === this.source.signal) this.checkSignal = undefined
     // What happens once per stream is done here, not in the loop (`drive`,
@@ -361,6 +364,9 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     }
   }
 }
+
+/** The feedback prime's pump: a sample source through a new classifying stream. */
+const pumpSample: SamplePump = (source, sink) => new ProtocolStream(source, true).pump(sink)
 
 /** `handle(value)` as a promise: its result, or its throw as a rejection. */
 function settle<T>(handle: (value: T) => IteratorResult<StreamChunk, undefined>, value: T): Promise<IteratorResult<StreamChunk, undefined>> {

@@ -1,0 +1,110 @@
+/**
+ * Gives V8's feedback for the chunk path of this package (the pump's
+ * `checked` and `drive`, the assembler's `push`) the chunks that end an
+ * answer before that path is first optimized.
+ *
+ * Why: a streamed answer is thousands of text deltas, then one `usage` and
+ * one `finish` chunk. V8 optimizes the pump (whose `.then` handler inlines
+ * `checked`, `drive` and the consumer's sink) and the assembler on the text
+ * deltas alone, so the answer's last two chunks meet a `chunk.type` load that
+ * has seen one hidden class and a `switch` case with no feedback: "wrong map",
+ * and the whole compiled chain (sink and session append included) is thrown
+ * away. The next answer (the bench's cold round, which follows a warm-up
+ * answer) then runs its first thousands of chunks unoptimized until V8
+ * compiles the chain again. Fed these shapes first, the optimized code
+ * handles all three, and the end of an answer deoptimizes nothing of this
+ * package (dsh-session primes its own chunk path the same way, at its first
+ * log).
+ *
+ * Feedback is kept per function, whoever calls it, and V8 allocates it only
+ * once a function has run a few times, hence a few rounds. It runs once, at
+ * the process's first `pump` (not when the module loads: a process that only
+ * imports the package pays nothing), on its own objects (streams,
+ * sources and assemblers nobody keeps, no signal), in the microtasks after
+ * that pump's call: no observable effect on any caller's stream.
+ */
+import { createAssembler } from './assembler'
+import type { StreamChunk } from './stream'
+
+/** A chunk source as `ProtocolStream` takes it (its `StreamSource`). */
+interface SampleSource {
+  open(): AsyncIterable<StreamChunk>
+  readonly signal: undefined
+  readonly route: string
+}
+
+/** Pumps `source` into `sink` through a new classifying `ProtocolStream` (passed in: that module calls this one). */
+export type SamplePump = (source: SampleSource, sink: (chunk: StreamChunk) => boolean) => Promise<void> | undefined
+
+const ROUNDS = 24
+
+/**
+ * What an answer streams, as a model adapter writes it: text deltas, then
+ * `usage` and `finish` (new objects per round). Only these three shapes: with
+ * more, the chunk's field loads would see more hidden classes than V8 keeps
+ * apart (four) and become generic lookups for every delta; an answer with
+ * reasoning or tool calls meets those shapes in its first steps anyway.
+ */
+function samples(): StreamChunk[] {
+  return [
+    { type: 'text-delta', index: 0, text: 'a' },
+    { type: 'text-delta', index: 0, text: 'b' },
+    { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } },
+    { type: 'finish', reason: { kind: 'stop' } },
+  ]
+}
+
+/**
+ * A chunk source whose pulls answer with promises already settled, as an
+ * adapter's do for the chunks of one network read: the pump takes its
+ * asynchronous path (`await`, `resume`), the end of the stream included.
+ */
+function source(chunks: StreamChunk[]): SampleSource {
+  let at = 0
+  const iterator: AsyncIterator<StreamChunk> = {
+    next: () => Promise.resolve(at < chunks.length ? { value: chunks[at++]!, done: false } : { value: undefined, done: true }),
+    return: () => Promise.resolve({ value: undefined, done: true }),
+  }
+  const iterable: AsyncIterable<StreamChunk> = { [Symbol.asyncIterator]: () => iterator }
+  return { route: 'prime/prime', signal: undefined, open: () => iterable }
+}
+
+/** The chunk and what it holds frozen, as the session hands a logged chunk on before the loop assembles it. */
+function frozen(chunk: StreamChunk): StreamChunk {
+  if (chunk.type === 'usage') Object.freeze(chunk.usage)
+  else if (chunk.type === 'finish') Object.freeze(chunk.reason)
+  return Object.freeze(chunk)
+}
+
+let primed = false
+
+/** Whether the prime ran (for tests: it must not have run when the module loads). */
+export function streamPathPrimed(): boolean {
+  return primed
+}
+
+/** Runs `primeStreamPath` the first time it is called in the process. */
+export function primeStreamPathOnce(pump: SamplePump): void {
+  if (primed) return
+  primed = true
+  primeStreamPath(pump)
+}
+
+/**
+ * Pumps the sample answer into an assembler, as the agent loop's step does
+ * (the pump sees the adapter's chunks; the assembler, the logged ones, which
+ * are frozen), a few times over. The streams run on their own, in the
+ * microtasks after the call: they finish before a network read (a
+ * macrotask) brings the first real chunk, and nothing waits for them.
+ */
+function primeStreamPath(pump: SamplePump): void {
+  for (let round = 0; round < ROUNDS; round++) {
+    const assembler = createAssembler()
+    const sink = (chunk: StreamChunk): boolean => {
+      assembler.push(frozen(chunk))
+      return true
+    }
+    const pumped = pump(source(samples()), sink)
+    if (pumped !== undefined) void pumped.then(() => assembler.result())
+  }
+}
