@@ -21,9 +21,13 @@ import type { DeferredContext, ToolDispatch, ToolInvocation, ToolOutput, ToolRun
  * (they were three objects; each is one more allocation and constructor call
  * in the cold round's interpreted code).
  */
+/** The deferred contexts of a run that deferred none: one frozen empty list for every call. */
+const NO_CONTEXTS: readonly ContextRecord[] = Object.freeze([])
+
 export class CallRun {
   // Set in the constructor, not as class fields (see `StagedCall`): one run per tool call.
-  declare readonly contexts: ContextRecord[]
+  /** What the body deferred, in order: the shared empty `NO_CONTEXTS` until its first `deferContext` (most calls defer nothing). */
+  declare contexts: readonly ContextRecord[]
   declare started: boolean
   private declare closed: boolean
   /** `deferContext` bound to this run, made when a body first reads it. */
@@ -36,7 +40,7 @@ export class CallRun {
   private declare replacement: AbortSignal | undefined
 
   constructor() {
-    this.contexts = []
+    this.contexts = NO_CONTEXTS
     this.started = false
     this.closed = false
     this.deferBound = undefined
@@ -71,7 +75,9 @@ export class CallRun {
       typeof context.content === 'string' ? [{ type: 'text', text: context.content }] : (context.content as ContentBlock[])
     const problem = contentProblem(content, 'context.content')
     if (problem !== undefined) throw new ToolError('INVALID_CONTEXT', `deferContext(): ${problem}`)
-    this.contexts.push(deepFreeze({ label: context.label, content: structuredClone(content) }))
+    const record = deepFreeze({ label: context.label, content: structuredClone(content) })
+    if (this.contexts === NO_CONTEXTS) this.contexts = [record]
+    else (this.contexts as ContextRecord[]).push(record)
   }
 
   /** `defer` bound to this run (what `run.deferContext` gives, made once). */

@@ -22,6 +22,19 @@ describe('deferred contexts', () => {
     expect(Object.isFrozen(result.contexts[0]!.content[0])).toBe(true)
   })
 
+  it('belong to their own call: a call that defers none gets a frozen empty list, two calls never share one', async () => {
+    const root = await mountTools()
+    const agent = fakeAgent(root, 'a')
+    root.tools.register(echoTool('quiet', () => 'ok'))
+    root.tools.register(echoTool('open', (args, run) => (run.deferContext({ label: String((args as { n?: number }).n), content: 'x' }), 'ok')))
+    const quiet = await root.tools.execute(call('quiet'), { agent })
+    const first = await root.tools.execute(call('open', { n: 1 }), { agent })
+    const second = await root.tools.execute(call('open', { n: 2 }), { agent })
+    const again = await root.tools.execute(call('quiet'), { agent })
+    expect([quiet.contexts, Object.isFrozen(quiet.contexts), again.contexts]).toEqual([[], true, []])
+    expect([first.contexts.map((c) => c.label), second.contexts.map((c) => c.label)]).toEqual([['1'], ['2']])
+  })
+
   it('snapshot the content: a body that mutates its array later changes nothing', async () => {
     const root = await mountTools()
     const blocks = [{ type: 'text' as const, text: 'before' }]

@@ -1,4 +1,5 @@
 import type { LlmCallConfig, ModelInfo, PreparedCall } from './adapter'
+import { types } from 'node:util'
 import { LlmError } from './failure'
 
 type EffectiveConfig = PreparedCall['config']
@@ -49,13 +50,7 @@ export function effectiveConfig(
   config: LlmCallConfig & { provider: string; model: string },
   info: ModelInfo | undefined,
 ): EffectiveConfig {
-  const out: Record<string, unknown> = {}
-  // An indexed loop: this runs once per model call, mostly before the optimizing compiler gets to it.
-  const keys = Object.keys(config)
-  for (let i = 0; i < keys.length; i++) {
-    const value = (config as unknown as Record<string, unknown>)[keys[i]!]
-    if (value !== undefined) out[keys[i]!] = value
-  }
+  let filled: string | undefined
   if (info !== undefined) {
     const efforts = info.reasoningEfforts
     const effort = config.reasoningEffort
@@ -68,10 +63,54 @@ export function effectiveConfig(
         throw invalid(`${routeName(config)} does not accept reasoning effort "${effort}"; accepted: ${efforts.join(', ')}`)
       }
     } else if (info.defaultReasoningEffort !== undefined) {
-      out.reasoningEffort = info.defaultReasoningEffort
+      filled = info.defaultReasoningEffort
     }
   }
+  // Nothing to fill in, and the caller's config is already what the copy would be: the config itself.
+  if (filled === undefined && isSettledConfig(config)) return config as EffectiveConfig
+  const out: Record<string, unknown> = {}
+  // An indexed loop: this runs once per model call, mostly before the optimizing compiler gets to it.
+  const keys = Object.keys(config)
+  for (let i = 0; i < keys.length; i++) {
+    const value = (config as unknown as Record<string, unknown>)[keys[i]!]
+    if (value !== undefined) out[keys[i]!] = value
+  }
+  if (filled !== undefined) out.reasoningEffort = filled
   return Object.freeze(out) as EffectiveConfig
+}
+
+/** Configs `isSettledConfig` accepted (each checked once; an agent passes the same frozen config on every step). */
+const settled = new WeakSet<object>()
+/** The one accepted last: the usual case (one agent, or one at a time) without the set's lookup. */
+let lastSettled: object | undefined
+
+/**
+ * Whether `config` is indistinguishable from the frozen copy `effectiveConfig`
+ * would make of it: frozen, a plain object (prototype `Object.prototype`, not
+ * a `Proxy`), every own property an enumerable string-keyed data property
+ * whose value is not `undefined`. Such an object can never change (frozen:
+ * its properties are fixed values, its prototype is fixed), so it is checked
+ * once and remembered; the copy would hold the same values under the same
+ * keys in the same order. Any other config (an unfrozen one, one with an
+ * accessor, an `undefined` field, a symbol key, a class instance) is copied
+ * as before.
+ */
+function isSettledConfig(config: object): boolean {
+  if (config === lastSettled) return true
+  if (!Object.isFrozen(config)) return false
+  if (!settled.has(config)) {
+    if (Object.getPrototypeOf(config) !== Object.prototype || types.isProxy(config)) return false
+    const keys = Reflect.ownKeys(config)
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!
+      if (typeof key !== 'string') return false
+      const descriptor = Object.getOwnPropertyDescriptor(config, key)!
+      if (!descriptor.enumerable || !('value' in descriptor) || descriptor.value === undefined) return false
+    }
+    settled.add(config)
+  }
+  lastSettled = config
+  return true
 }
 
 /** The route as error messages name it. */

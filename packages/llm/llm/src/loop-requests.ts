@@ -83,13 +83,16 @@ class LoopRequestSet {
     if (request === null || typeof request !== 'object' || !Array.isArray(request.messages)) {
       throw invalid('markLoopRequest: request must be an object with a messages array')
     }
-    const checked = checkMeta(meta, request.messages.length)
+    // Checked whether watched or not; the frozen copy is made only for a list that keeps it.
+    const listed = this.watchers > 0
+    const checked = checkMeta(meta, request.messages.length, listed)
+    const sessionId = typeof checked === 'string' ? checked : checked.sessionId
     if (this.has(request)) {
-      throw invalid(`markLoopRequest: this request object is already marked (session ${checked.sessionId}); mark each dispatched request once`)
+      throw invalid(`markLoopRequest: this request object is already marked (session ${sessionId}); mark each dispatched request once`)
     }
-    const slots = this.slotsOf(checked.sessionId)
+    const slots = this.slotsOf(sessionId)
     this.marked.set(request, slots)
-    if (this.watchers === 0) return
+    if (typeof checked === 'string') return
     slots.requests.push(request)
     slots.metas.push(checked)
     if (slots.requests.length >= slots.sweepAt) sweep(slots)
@@ -234,14 +237,17 @@ function invalid(message: string): LlmError {
 }
 
 /**
- * A checked copy of `meta`, frozen. Every field is read once (a getter runs
- * once) and tested exactly as documented; the integer tests take the cheap
- * path for values that fit in 31 bits (every real turn, step and seq) and
- * `Number.isSafeInteger` only beyond, and the copy is made by a constructor
- * (`MetaRecord`): the set keeps every meta, and an object literal's
+ * Checks `meta`: every field is read once (a getter runs once) and tested
+ * exactly as documented; the integer tests take the cheap path for values
+ * that fit in 31 bits (every real turn, step and seq) and
+ * `Number.isSafeInteger` only beyond. Returns a frozen copy when `copy` (the
+ * set lists the mark: a watcher is attached), else only the checked session
+ * id: an unwatched mark keeps no meta, and the copy would be one more object
+ * and freeze per step for nobody. The copy is made by a constructor
+ * (`MetaRecord`): the set keeps every listed meta, and an object literal's
  * allocation site would be pretenured mid-session, deoptimizing `mark`.
  */
-function checkMeta(meta: LoopRequestMeta, messages: number): LoopRequestMeta {
+function checkMeta(meta: LoopRequestMeta, messages: number, copy: boolean): LoopRequestMeta | string {
   if (meta === null || typeof meta !== 'object') throw invalid('markLoopRequest: meta must be an object')
   const sessionId = meta.sessionId
   const turn = meta.turn
@@ -255,6 +261,7 @@ function checkMeta(meta: LoopRequestMeta, messages: number): LoopRequestMeta {
   if (!(integer(messageCount) && messageCount >= 0 && messageCount <= messages)) {
     throw invalid(`markLoopRequest: meta.messageCount must be an integer between 0 and request.messages.length (${messages}); got ${String(messageCount)}`)
   }
+  if (!copy) return sessionId
   return Object.freeze(new MetaRecord(sessionId, turn, step, lastSeq, messageCount))
 }
 

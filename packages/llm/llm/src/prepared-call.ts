@@ -3,6 +3,7 @@ import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamReques
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
 import { DONE, ProtocolStream, type ChunkSink, type StreamSource } from './protocol-stream'
+import type { Mutable } from './records'
 import type { StreamChunk } from './stream'
 
 /**
@@ -43,18 +44,32 @@ export class BoundCall implements PreparedCall {
   }
 }
 
-/** The adapter's view of one call: config and request merged, undefined fields left out. */
+/**
+ * The adapter's view of one call: config and request merged, undefined fields
+ * left out, frozen. Made by a constructor (`OptionsRecord`), not a literal
+ * grown field by field: a three-field literal holds the other fields out of
+ * the object (one more allocation per model call) and its allocation site is
+ * one more V8 may pretenure mid-session; the constructor's object holds them
+ * all in itself. Still a plain object, with the literal's keys in its order.
+ */
 function generateOptions(config: EffectiveConfig, request: StreamRequest): GenerateOptions {
-  const options: GenerateOptions = { provider: config.provider, model: config.model, messages: request.messages }
-  if (request.system !== undefined) options.system = request.system
-  if (request.tools !== undefined) options.tools = request.tools
-  if (config.reasoningEffort !== undefined) options.reasoningEffort = config.reasoningEffort
-  if (config.maxTokens !== undefined) options.maxTokens = config.maxTokens
-  if (config.temperature !== undefined) options.temperature = config.temperature
-  if (request.signal !== undefined) options.signal = request.signal
-  if (request.sessionId !== undefined) options.sessionId = request.sessionId
-  return Object.freeze(options)
+  return Object.freeze(new OptionsRecord(config, request))
 }
+
+/** `GenerateOptions` (unfrozen), a plain object without an allocation site (see `records.ts`). */
+const OptionsRecord = function (this: Mutable<GenerateOptions>, config: EffectiveConfig, request: StreamRequest) {
+  this.provider = config.provider
+  this.model = config.model
+  this.messages = request.messages
+  if (request.system !== undefined) this.system = request.system
+  if (request.tools !== undefined) this.tools = request.tools
+  if (config.reasoningEffort !== undefined) this.reasoningEffort = config.reasoningEffort
+  if (config.maxTokens !== undefined) this.maxTokens = config.maxTokens
+  if (config.temperature !== undefined) this.temperature = config.temperature
+  if (request.signal !== undefined) this.signal = request.signal
+  if (request.sessionId !== undefined) this.sessionId = request.sessionId
+} as unknown as new (config: EffectiveConfig, request: StreamRequest) => GenerateOptions
+OptionsRecord.prototype = Object.prototype
 
 /**
  * The stream of one dispatch. Lazy: the `llm/stream` waterfall runs on the

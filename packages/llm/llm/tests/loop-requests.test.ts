@@ -193,6 +193,38 @@ describe('loop request identity set without a watcher', () => {
     expect(isLoopRequest(a)).toBe(true)
   })
 
+  it('checks every meta as a watched set does, reading each field once, and records nothing for a refused one', () => {
+    const session = freshSession()
+    const bad: unknown[] = [
+      null,
+      { ...meta(session, 1), sessionId: '' },
+      { ...meta(session, 1), turn: 0 },
+      { ...meta(session, 1), step: 1.5 },
+      { ...meta(session, 1), lastSeq: -2 },
+      { ...meta(session, 1), messageCount: 1 },
+      { ...meta(session, 1), turn: 2 ** 53 },
+      { ...meta(session, 1), step: Number.NaN },
+      { ...meta(session, 1), lastSeq: '3' },
+    ]
+    const refused = bad.map((m) => {
+      const r = request()
+      try {
+        markLoopRequest(r, m as LoopRequestMeta)
+      } catch (error) {
+        return [(error as LlmError).code, isLoopRequest(r)]
+      }
+      return ['accepted', isLoopRequest(r)]
+    })
+    expect(refused).toEqual(bad.map(() => ['INVALID_CONFIG', false]))
+    const reads: string[] = []
+    const counted = Object.fromEntries(
+      Object.entries(meta(session, 1)).map(([key, value]) => [key, { get: () => (reads.push(key), value), enumerable: true }]),
+    )
+    const r = request()
+    markLoopRequest(r, Object.defineProperties({}, counted) as LoopRequestMeta)
+    expect([reads.sort(), isLoopRequest(r)]).toEqual([['lastSeq', 'messageCount', 'sessionId', 'step', 'turn'], true])
+  })
+
   it('keeps nothing alive: a request marked and dropped is collectable within the job that marked it', async () => {
     const session = freshSession()
     let collected = 0
