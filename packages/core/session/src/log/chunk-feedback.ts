@@ -22,6 +22,8 @@
  */
 import { ChunkPack } from './chunk-pack'
 import { chunkDataShape, freezeChunk } from './chunk-shape'
+import { newEnvelope } from './envelope'
+import { SlotList } from './slot-list'
 
 const ROUNDS = 24
 
@@ -58,14 +60,23 @@ export function primeChunkPathOnce(): void {
 function primeChunkPath(): void {
   // Tiny columns and pages: the pack grows and seals pages from `add` several times, as a long answer's does.
   const pack = new ChunkPack(2, 4)
+  // A log's entries as a session stores them: each round is a step, opened by an object entry, whose first chunk
+  // starts a run of packed entries and whose later ones extend it (`packAt`'s two paths).
+  const slots = new SlotList()
+  let seq = 0
   for (let round = 0; round < ROUNDS; round++) {
+    slots.put(seq, newEnvelope('step/start', seq, round, Object.freeze({ turn: 1, step: round + 1 })))
+    seq++
     for (const chunk of samples(round)) {
       const data = { turn: 1, step: round + 1, chunk }
       const shape = chunkDataShape(data)
       if (shape === -1) continue
       freezeChunk(chunk, shape)
       Object.freeze(data)
-      pack.add(data.turn, data.step, round, chunk, shape)
+      slots.put(seq, newEnvelope('assistant/chunk', seq, round, data))
+      const index = pack.add(data.turn, data.step, round, chunk, shape)
+      if (index >= 0) slots.packAt(seq, index)
+      seq++
     }
   }
   for (let i = 0; i < pack.count; i++) pack.event(i, i)

@@ -97,6 +97,10 @@ export class ChunkPack {
   private staged = 0
   private lastRun = 0
   private lastPage = 0
+  /** The last run's turn, step and base time (no time before the first run, so that no chunk continues it): `addEntry`'s test for a chunk that continues it. */
+  private tailTurn = 0
+  private tailStep = 0
+  private tailTime = Number.NaN
 
   /** `capacity` and `pageParts` are the defaults except for `chunk-feedback.ts`, whose pack grows and seals pages within a few chunks. */
   constructor(capacity = INITIAL_CAPACITY, pageParts = PAGE_PARTS) {
@@ -257,25 +261,33 @@ export class ChunkPack {
   private addEntry(turn: number, step: number, time: number, shape: Shape, index: number, split: number): number {
     const i = this.count
     if (i === this.capacity) this.grow()
-    // A chunk that starts a run writes it through the same stores as one that
-    // continues it (which rewrite the last run's values unchanged): a branch
-    // of its own, taken by a new pack's first chunk, ran in the process's
-    // first session before V8 kept feedback for it, and deoptimized this
-    // function at the first chunk of every later session.
-    const runs = this.runCount
-    const last = runs === 0 ? 0 : runs - 1
-    const since = time - this.runTimes[last]!
-    // `base + since` must give `time` back exactly: with a fractional time (a mocked clock, a loaded log) it may not.
-    const fresh =
-      runs === 0 || since < 0 || since > MAX_DELTA || (since | 0) !== since || this.runTimes[last]! + since !== time || this.runTurns[last] !== turn || this.runSteps[last] !== step
-    const run = fresh ? runs : last
-    if (run === this.runStarts.length) this.growRuns()
-    this.runStarts[run] = fresh ? i : this.runStarts[run]!
-    this.runTurns[run] = turn
-    this.runSteps[run] = step
-    this.runTimes[run] = fresh ? time : this.runTimes[run]!
-    this.runCount = run + 1
-    const offset = fresh ? 0 : since
+    // Nearly every chunk continues the last run (same turn and step, a time that fits its offset column); only the
+    // first chunk of a step, or one after a clock jump, starts a run. Both paths have feedback before this function
+    // is optimized: `chunk-feedback.ts` packs several steps (a path first taken by a new pack's first chunk, in the
+    // process's first session, would otherwise have none and deoptimize this function at the next session's first
+    // chunk). `base + since` must give `time` back exactly: with a fractional time (a mocked clock, a loaded log) it
+    // may not.
+    let offset = time - this.tailTime
+    if (
+      turn !== this.tailTurn ||
+      step !== this.tailStep ||
+      offset < 0 ||
+      offset > MAX_DELTA ||
+      (offset | 0) !== offset ||
+      this.tailTime + offset !== time
+    ) {
+      const run = this.runCount
+      if (run === this.runStarts.length) this.growRuns()
+      this.runStarts[run] = i
+      this.runTurns[run] = turn
+      this.runSteps[run] = step
+      this.runTimes[run] = time
+      this.runCount = run + 1
+      this.tailTurn = turn
+      this.tailStep = step
+      this.tailTime = time
+      offset = 0
+    }
     this.count = i + 1
     this.offsets[i] = offset
     this.shapes[i] = shape

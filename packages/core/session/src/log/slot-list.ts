@@ -52,6 +52,9 @@ export class SlotList {
   private runCount = 1
   /** The run `runOf` last answered: readers mostly go through the log in order, writers at its end. */
   private lastRun = 0
+  /** The seq and the packed index that would extend the last run (`packAt`'s common case); kept by `addPacked`. */
+  private tailSeq = 0
+  private tailIndex = 0
 
   /** The entry at `seq` (an integer ≥ 0), or `undefined` past the end. */
   get(seq: number): Slot | undefined {
@@ -87,6 +90,17 @@ export class SlotList {
 
   /** Turns the object entry at `seq` (a chunk just packed) into the packed entry `index`. */
   packAt(seq: number, index: number): void {
+    // A streamed chunk, packed once published: the newest entry, continuing the last run in seqs and indices. The last
+    // run ends just before it and it is the last entry, so it is the last object entry, and only the run's length moves.
+    if (seq === this.tailSeq && index === this.tailIndex && seq === this.count - 1) {
+      this.objects.pop()
+      const last = this.runCount - 1
+      this.runLengths[last]!++
+      this.tailSeq = seq + 1
+      this.tailIndex = index + 1
+      this.lastRun = last
+      return
+    }
     const r = this.runOf(seq)
     const position = this.objectAt(r, seq)
     const objects = this.objects
@@ -147,6 +161,9 @@ export class SlotList {
     this.runCount = total
     for (let k = at + 1; k < total; k++) this.runBefore[k]!++
     this.lastRun = at
+    const tail = total - 1
+    this.tailSeq = this.runSeqs[tail]! + this.runLengths[tail]!
+    this.tailIndex = this.runIndices[tail]! + this.runLengths[tail]!
   }
 
   /** Moves the runs from `at` on up by one (their `runBefore` is raised by `addPacked`). */
