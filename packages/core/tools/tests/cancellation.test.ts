@@ -22,6 +22,16 @@ describe('cancellation and timeouts', () => {
     expect(trace).toEqual([])
   })
 
+  it('reads the signal as signal.aborted does: a signal whose own aborted says so is refused before dispatch', async () => {
+    const root = await mountTools()
+    const trace: string[] = []
+    root.tools.register(echoTool('read', () => (trace.push('body'), 'x')))
+    const shadowed = new AbortController().signal
+    Object.defineProperty(shadowed, 'aborted', { value: true })
+    const result = await root.tools.execute(call('read'), { agent: fakeAgent(root, 'a'), signal: shadowed })
+    expect([result.error, trace]).toEqual([{ code: 'ABORTED_BEFORE_DISPATCH', message: 'tool call aborted before dispatch' }, []])
+  })
+
   it('an abort while waiting for approval returns ABORTED_BEFORE_DISPATCH at once', async () => {
     const root = await mountTools()
     let ran = false

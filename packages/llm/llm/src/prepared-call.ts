@@ -2,6 +2,7 @@ import { heard, subjectFilter, type RawEvents } from '@deepseek-ai/dsh-scope'
 import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
+import { abortedNow } from './abort-read'
 import { DONE, ProtocolStream, type ChunkSink, type StreamSource } from './protocol-stream'
 import type { Mutable } from './records'
 import type { StreamChunk } from './stream'
@@ -192,7 +193,7 @@ class AdapterSource implements StreamSource {
 
   open(): AsyncIterable<StreamChunk> {
     const { signal, registration, options } = this
-    if (signal !== undefined && signal.aborted) {
+    if (signal !== undefined && abortedNow(signal)) {
       throw new LlmError({ code: 'ABORTED', message: `the model call to ${routeOf(options)} was aborted before dispatch` })
     }
     if (registration === undefined) {

@@ -2,6 +2,7 @@ import { ScopedRegistry, rawEvents, untraced, type RawEvents } from '@deepseek-a
 import Schema from 'schemastery'
 import type { GenerateOptions, LlmAdapter, LlmCallConfig, LlmRequest, ModelInfo, PreparedCall, StreamRequest } from './adapter'
 import { checkCallConfig, effectiveConfig } from './call-config'
+import { abortedNow } from './abort-read'
 import { Context, Service } from './cordis'
 import { LlmError, toLlmFailure } from './failure'
 import { forgetLoopRequests, isLoopRequest, loopRequestSet, loopRequests, type LoopRequestEntry, type LoopRequestMeta } from './loop-requests'
@@ -172,7 +173,7 @@ function abortedBeforeDispatch(signal: AbortSignal, route: string): LlmError {
  */
 function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | undefined): PreparedCall | Promise<PreparedCall> {
   checkCallConfig(config)
-  if (signal?.aborted) throw abortedBeforeDispatch(signal, routeOf(config))
+  if (signal !== undefined && abortedNow(signal)) throw abortedBeforeDispatch(signal, routeOf(config))
   // Resolved exactly once: everything below, and the dispatch, use this registration.
   const registration = core.adapters.get(config.provider)
   if (registration?.adapter.resolveModel === undefined) {
@@ -185,7 +186,7 @@ function prepare(core: LlmCore, config: LlmCallConfig, signal: AbortSignal | und
     throw modelFailure(error, signal)
   }
   if (!(pending instanceof Promise)) {
-    if (signal?.aborted) throw abortedBeforeDispatch(signal, routeOf(config))
+    if (signal !== undefined && abortedNow(signal)) throw abortedBeforeDispatch(signal, routeOf(config))
     return bind(core, registration, config, pending)
   }
   const route = routeOf(config)
