@@ -150,6 +150,38 @@ describe('session/event dispatch as the listeners change between appends', () =>
     for (const filter of filters) expect(filter).toBe((session as unknown as { filter: unknown }).filter)
   })
 
+  it('a listener whose call property is replaced after its list was admitted is still called itself', async () => {
+    const root = await setup()
+    const calls: number[] = []
+    const replaced: number[] = []
+    const listener = function (this: unknown, _target: Session, event: AnySessionEvent) {
+      calls.push(event.seq)
+    }
+    root.on('session/event', listener)
+    const session = root.sessions.create(SessionId('s'))
+    session.append('turn/start', turnStart(1))
+    // After the list was admitted (at the session's creation) and used: the dispatch must not go through it either.
+    Object.defineProperty(listener, 'call', { value: (_this: unknown, _target: Session, event: AnySessionEvent) => void replaced.push(event.seq) })
+    session.append('step/start', { turn: 1, step: 1 })
+    expect([calls, replaced]).toEqual([[1, 2], []])
+  })
+
+  it('a proxy listener is called through its apply trap alone: no property of it is read per event', async () => {
+    const root = await setup()
+    const calls: number[] = []
+    const reads: PropertyKey[] = []
+    const target = function (this: unknown, _target: Session, event: AnySessionEvent) {
+      calls.push(event.seq)
+    }
+    const listener = new Proxy(target, { get: (of, key, receiver) => (reads.push(key), Reflect.get(of, key, receiver)) })
+    root.on('session/event', listener)
+    const session = root.sessions.create(SessionId('s'))
+    reads.length = 0 // what registration and admission read is not the question
+    session.append('turn/start', turnStart(1))
+    session.append('step/start', { turn: 1, step: 1 })
+    expect([calls, reads]).toEqual([[1, 2], []])
+  })
+
   it('internal/dispatch tracers see every session/event dispatch, registered before or between appends', async () => {
     const root = await setup()
     const traced: string[] = []
