@@ -74,7 +74,7 @@ const kindNames = { [TEXT]: 'text', [REASONING]: 'reasoning', [TOOL_CALL]: 'tool
  * joins of 4,096), so a long block is joined piece by piece as it streams and
  * the pieces once at the end.
  */
-const PIECE = 4096
+export const PIECE = 4096
 
 /** Blocks a message may have before the assembler indexes them in maps (lookups scan up to this many). */
 const SCAN = 16
