@@ -12,6 +12,8 @@
  * signal is read with `Reflect.get` (a generic lookup, no type feedback).
  */
 
+import { types } from 'node:util'
+
 /** Node's own `aborted` getter of `AbortSignal.prototype` (what `signal.aborted` runs on every Node signal). */
 const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get as ((this: AbortSignal) => boolean) | undefined
 
@@ -40,12 +42,14 @@ function warmUp(): void {
 /**
  * Whether `signal.aborted` is exactly Node's getter called on `signal`: a
  * signal of Node's own (`AbortController`, `AbortSignal.timeout`/`any`/`abort`:
- * their prototype is `AbortSignal.prototype`) with no own `aborted`. Decide it
+ * their prototype is `AbortSignal.prototype`) with no own `aborted`, and not a
+ * `Proxy` (whose `get` trap may answer `aborted` otherwise than the getter
+ * would: such a signal is read through the trap). Decide it
  * once per stream, when the stream is made, and pass it to `isSignalAborted`
  * (the first `true` also warms the getter's feedback, above).
  */
 export function readsAbortedNatively(signal: AbortSignal | undefined): boolean {
-  if (signal === undefined || nativeAborted === undefined || Object.getPrototypeOf(signal) !== AbortSignal.prototype || Object.hasOwn(signal, 'aborted')) return false
+  if (signal === undefined || nativeAborted === undefined || Object.getPrototypeOf(signal) !== AbortSignal.prototype || Object.hasOwn(signal, 'aborted') || types.isProxy(signal)) return false
   if (!warmedUp) warmUp()
   return true
 }
