@@ -75,7 +75,6 @@ export function replyChunks(
 ): Iterator<StreamChunk, void, undefined> {
   const r: ScriptReply = typeof reply === 'string' ? { text: reply } : reply
   if (r.chunks === undefined && r.throw === undefined && r.reasoning === undefined && (r.toolCalls === undefined || r.toolCalls.length === 0)) {
-    if (!textChunksPrimed) primeTextChunks(options)
     return new TextChunks(r, pieces(r.text, options.textChunking), inputChars, options)
   }
   return playedChunks(r, callIndex, inputChars, options)
@@ -146,33 +145,6 @@ class TextChunks implements Iterator<StreamChunk, void, undefined>, Iterable<Str
       if (!r.noFinish) return { value: { type: 'finish', reason: replyFinish(r, false) }, done: false }
     }
     return { value: undefined, done: true }
-  }
-}
-
-let textChunksPrimed = false
-
-/** Whether the text replies' prime ran (for tests: it must not have run when the module loads). */
-export function textRepliesPrimed(): boolean {
-  return textChunksPrimed
-}
-
-/**
- * Plays a short text reply to its end a few times, once per process, before
- * the first real one: `TextChunks.next` is optimized on a long answer's text
- * deltas, and its `end` branch (the `usage` and `finish` after them) would
- * otherwise be reached with no type feedback and deoptimize it, and the
- * consumer's code that inlined it (the first answer's end then costs the
- * next answer thousands of unoptimized chunks). Feedback is kept per
- * function and allocated after a few calls, hence the rounds. Done at the
- * first text reply, not when the module loads; on objects nobody keeps, with
- * the model's own options (usage estimated, fixed or none, as the real
- * replies' is): no observable effect.
- */
-function primeTextChunks(options: ChunkingOptions): void {
-  textChunksPrimed = true
-  for (let round = 0; round < 24; round++) {
-    const chunks = new TextChunks({}, ['a', 'b'], 0, options)
-    while (!chunks.next().done);
   }
 }
 
