@@ -15,6 +15,20 @@ interface Slot {
 }
 
 /**
+ * An empty column with room for one message. V8 gives an empty array's first
+ * `push` a backing store of 17 entries and drops a store of 17 or more when a
+ * `shift` empties the array again, but keeps a store of one entry: so a
+ * column that holds one message at a time (a prompt admitted, then claimed:
+ * every turn) reuses this entry instead of getting a new store per message
+ * while the code runs unoptimized.
+ */
+function emptyColumn(): AgentMessage[] {
+  const column = [undefined as unknown as AgentMessage]
+  column.pop()
+  return column
+}
+
+/**
  * The agent's two FIFOs and their durable projection.
  *
  * Every transition updates the columns, then logs its `inbox/*` session event,
@@ -32,10 +46,23 @@ interface Slot {
  * memory keeps agreeing with the log (the item stays pending in both).
  */
 export class InboxState {
-  private turnColumn: AgentMessage[] = []
-  private stepColumn: AgentMessage[] = []
+  private turnColumn: AgentMessage[] = emptyColumn()
+  private stepColumn: AgentMessage[] = emptyColumn()
   private view: Inbox | undefined
-  private readonly slots: Slot[] = []
+  /**
+   * The announcement FIFO: the slots from `head` to `tail` (exclusive), the
+   * entries outside that range `undefined`. Indices, not `push`/`shift`: V8
+   * gives an array's first `push` a backing store of 17 entries and drops it
+   * when a `shift` empties the array, so a `push`/`shift` queue that empties
+   * after every transition (the usual case: two transitions a turn) made a
+   * new backing store each time while the code ran unoptimized. Here the
+   * array only grows, to the most announcements ever pending at once.
+   */
+  private readonly slots: Array<Slot | undefined> = []
+  private head = 0
+  private tail = 0
+  /** A slot whose announcement went out, handed to the next `reserve` (one small object less per transition). */
+  private spare: Slot | undefined = undefined
   private draining = false
 
   constructor(
@@ -187,8 +214,8 @@ export class InboxState {
         }
       }
     }
-    this.turnColumn = []
-    this.stepColumn = []
+    this.turnColumn = emptyColumn()
+    this.stepColumn = emptyColumn()
     for (const message of pending.values()) {
       ;(message.target === 'next-turn' ? this.turnColumn : this.stepColumn).push(message)
     }
@@ -197,14 +224,23 @@ export class InboxState {
 
   /** Reserves the next announcement's place before its transition is appended (log order, see the class comment). */
   private reserve(): Slot {
-    const slot: Slot = { kind: undefined, message: undefined, dropped: undefined }
-    this.slots.push(slot)
+    let slot = this.spare
+    if (slot === undefined) slot = { kind: undefined, message: undefined, dropped: undefined }
+    else this.spare = undefined
+    this.slots[this.tail++] = slot
     return slot
   }
 
   /** A refused transition gives its place up; the announcements behind it go out. */
   private release(slot: Slot): void {
-    this.slots.splice(this.slots.indexOf(slot), 1)
+    const slots = this.slots
+    const tail = this.tail - 1
+    let i = this.head
+    while (slots[i] !== slot) i++
+    for (; i < tail; i++) slots[i] = slots[i + 1]
+    slots[tail] = undefined
+    this.tail = tail
+    if (this.head === tail) this.head = this.tail = 0
     this.drain()
   }
 
@@ -220,11 +256,20 @@ export class InboxState {
     if (this.draining) return
     this.draining = true
     try {
-      while (this.slots.length && this.slots[0]!.kind) {
-        const slot = this.slots.shift()!
-        if (slot.kind === 'enqueue') this.events.emit('agent/inbox/enqueue', slot.message!)
-        else if (slot.kind === 'dequeue') this.events.emit('agent/inbox/dequeue', slot.message!)
-        else this.events.emit('agent/inbox/discard', slot.dropped!)
+      const slots = this.slots
+      let slot: Slot | undefined
+      while (this.head < this.tail && (slot = slots[this.head]!).kind) {
+        slots[this.head++] = undefined
+        if (this.head === this.tail) this.head = this.tail = 0
+        const { kind, message, dropped } = slot
+        // Emptied and handed on before the emit: a listener's transition may reserve it at once.
+        slot.kind = undefined
+        slot.message = undefined
+        slot.dropped = undefined
+        this.spare = slot
+        if (kind === 'enqueue') this.events.emit('agent/inbox/enqueue', message!)
+        else if (kind === 'dequeue') this.events.emit('agent/inbox/dequeue', message!)
+        else this.events.emit('agent/inbox/discard', dropped!)
       }
     } finally {
       this.draining = false

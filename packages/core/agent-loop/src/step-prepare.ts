@@ -227,6 +227,8 @@ function loopRequest(effective: PreparedCall['config'], context: AssembledContex
 function proposedMessages(proposal: Proposal): readonly UserMessage[] {
   const entries = proposal.entries
   if (entries.length === 0) return NO_MESSAGES
+  // A one-element literal for the usual one-message batch (a `push` onto an empty list gets 17 entries).
+  if (entries.length === 1) return [entries[0]!.placed.message]
   const messages: UserMessage[] = []
   for (let i = 0; i < entries.length; i++) messages.push(entries[i]!.placed.message)
   return messages

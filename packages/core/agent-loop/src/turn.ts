@@ -139,6 +139,9 @@ function proposePrompt(state: TurnState, item: AgentMessage, decision: PromptDec
 /** Step 1's batch: the item's request placed with `content` and `contexts` (`admitted`: the item's own). */
 function proposeItem(item: AgentMessage, content: readonly ContentBlock[], contexts: readonly AdditionalContext[], admitted: boolean): Proposal {
   const placed = placeInput(item.id, content, item.source, contexts, item.placement)
+  // One placed message (a prompt without contexts, or with them as its prefix): a one-element literal, not a `push`
+  // onto an empty list, which gets a backing store of 17 entries.
+  if (placed.length === 1) return { entries: [{ placed: placed[0]!, type: 'user/message', admitted }], steering: NO_STEERING }
   const entries: ProposedEntry[] = []
   for (let i = 0; i < placed.length; i++) entries.push({ placed: placed[i]!, type: 'user/message', admitted })
   return { entries, steering: NO_STEERING }
