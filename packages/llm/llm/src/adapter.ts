@@ -78,6 +78,18 @@ export type LlmRequest = Omit<GenerateOptions, 'signal'>
  * are already at hand (a scripted model, a replay cache); its `next()` must
  * never block. Everything else holds as for the asynchronous iterator: a throw
  * is classified, `return()` is called when the stream stops early.
+ *
+ * Chunks at hand: the asynchronous iterator may answer `next()` with a plain
+ * (non-thenable) `IteratorResult` instead of a promise when the chunk is
+ * already at hand, i.e. decoded from a network read already done (e.g. the
+ * rest of the chunks of one read), and with a promise whenever it has to
+ * wait. It must never block to produce a plain result. A consumer that
+ * `await`s each answer (`for await`, `yield*`) sees the same chunks in the
+ * same order; one that calls `.then` on it directly does not, so read an
+ * adapter's stream with `await` or through `ctx.llm`. `ctx.llm`'s `pump` takes such a result without a promise; its
+ * `next()` hands it on as a resolved promise. Aborts and early stops are
+ * unchanged: the guard reads the signal before each chunk, plain or not,
+ * and calls `return()` when it stops the stream.
  */
 export interface LlmAdapter {
   stream(options: GenerateOptions): AsyncIterable<StreamChunk>

@@ -130,7 +130,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
         return settle(this.onError, error)
       }
       if (this.sync) return settle(this.onResult, pending as IteratorResult<StreamChunk>)
-      // A source that breaks the protocol by answering with a plain result still works.
+      // A plain result is a chunk the source had at hand (allowed by the `LlmAdapter` protocol): handed on as a resolved promise.
       if (!(pending instanceof Promise)) pending = Promise.resolve(pending)
       return pending.then(this.onResult, this.onError)
     }
@@ -278,7 +278,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
           }
           if (!this.sync) {
             if (pending instanceof Promise) return this.await(pending)
-            // A thenable is adopted; a plain result (a source breaking the protocol) is taken as is, as by `next()`.
+            // A thenable is adopted; a plain result (a chunk the source had at hand, see `LlmAdapter`) is taken as is, without a promise.
             if (pending !== null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.await(Promise.resolve(pending))
           }
           result = this.checked(pending as IteratorResult<StreamChunk>)
