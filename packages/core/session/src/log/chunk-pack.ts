@@ -22,6 +22,10 @@ const MAX_NAME_LENGTH = 0xffff
 const MAX_INDEX = 0xffff
 /** A chunk's time offset from its run's base is kept in 16 bits: a later chunk (about 65 s on) starts a new run. */
 const MAX_DELTA = 0xffff
+/** The `indices` entry of an `Object` chunk (which has no block index): a `usage` chunk. */
+const USAGE = 0
+/** The `indices` entry of an `Object` chunk: a `finish` chunk. */
+const FINISH = 1
 
 /**
  * `assistant/chunk` events kept as columns instead of objects: what lets a
@@ -40,8 +44,10 @@ const MAX_DELTA = 0xffff
  *   new run, so every time is kept exactly);
  * - per chunk: that offset, its shape (8 bits), its block index (16 bits),
  *   and where its characters end in its page; the few chunks with a split
- *   (the shapes with two or three strings, a kept `usage`/`finish` object's
- *   index) keep it apart (`splits`), so a text delta costs no split column.
+ *   (the shapes with two or three strings) keep it apart (`splits`), so a
+ *   text delta costs no split column;
+ * - a `usage` or `finish` chunk keeps only its `usage` or `reason` object
+ *   (`objects`), which the step's anchor holds anyway.
  *
  * Only chunks of a documented shape (`chunk-shape.ts`) are packed, so
  * `event(i, seq)` rebuilds exactly the event that was packed: the same keys
@@ -64,10 +70,10 @@ export class ChunkPack {
   private declare readonly pageParts: number
   /**
    * The splits that are not 0, by chunk: `SignedReasoning`: the text's
-   * length; `ToolCall`: `id` length × 65536 + `name` length; `Object`: its
-   * index in `objects`. Every other shape's split is 0. Apart from the
-   * columns because nearly every chunk is a text delta: a column of splits
-   * was 4 of a chunk's 15 bytes, and fresh memory on every growth.
+   * length; `ToolCall`: `id` length × 65536 + `name` length. Every other
+   * shape's split is 0. Apart from the columns because nearly every chunk is
+   * a text delta: a column of splits was 4 of a chunk's 15 bytes, and fresh
+   * memory on every growth.
    */
   private readonly splits = new Map<number, number>()
 
@@ -83,7 +89,19 @@ export class ChunkPack {
   private runSteps = new Int32Array(INITIAL_RUNS)
   private runTimes = new Float64Array(INITIAL_RUNS)
   private runCount = 0
+  /**
+   * What an `Object` chunk holds, in pack order: its `usage` or its `reason`
+   * object (frozen), not the chunk itself. The chunk (`{ type, usage }` or
+   * `{ type, reason }`, told apart by the chunk's `indices` entry: `USAGE` or
+   * `FINISH`) is rebuilt on read, as every packed chunk is, around that same
+   * object. Why: the anchor (`assistant/message`) already keeps the usage and
+   * the reason, so the log kept per step two 40-byte chunk objects and two map
+   * entries only to answer a read of a packed chunk. `objectChunks` holds the
+   * pack index of each, ascending, so a read finds its object by a binary
+   * search instead of a map entry per chunk.
+   */
   private readonly objects: object[] = emptyList<object>(Object.prototype)
+  private objectChunks = new Int32Array(INITIAL_RUNS)
 
   private readonly pages: string[] = emptyList('')
   /** The index of the first chunk of each page. */
@@ -133,10 +151,16 @@ export class ChunkPack {
         return this.addStrings(turn, step, time, shape, chunk.index, chunk.data)
       case Shape.ToolCall:
         return this.addStrings(turn, step, time, shape, chunk.index, chunk.id, chunk.name, chunk.argumentsDelta)
-      default:
+      default: {
         freezeChunk(chunk, shape)
-        this.objects.push(chunk)
-        return this.addEntry(turn, step, time, shape, 0, this.objects.length - 1)
+        const finish = chunk.type === 'finish'
+        const objects = this.objects
+        const n = objects.length
+        if (n === this.objectChunks.length) this.objectChunks = grown(this.objectChunks, new Int32Array(n * 2))
+        objects.push(finish ? chunk.reason : chunk.usage)
+        this.objectChunks[n] = this.count
+        return this.addEntry(turn, step, time, shape, finish ? FINISH : USAGE, 0)
+      }
     }
   }
 
@@ -250,8 +274,10 @@ export class ChunkPack {
         })
         break
       }
-      default:
-        chunk = this.objects[this.storedSplit(i)]!
+      default: {
+        const object = this.objects[lastAtMost(this.objectChunks, this.objects.length, i)]!
+        chunk = index === FINISH ? Object.freeze({ type: 'finish', reason: object }) : Object.freeze({ type: 'usage', usage: object })
+      }
     }
     const run = this.runOf(i)
     const data = Object.freeze({ turn: this.runTurns[run]!, step: this.runSteps[run]!, chunk })
