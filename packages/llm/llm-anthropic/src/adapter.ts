@@ -1,4 +1,5 @@
 import {
+  BatchedChunks,
   errorFinish,
   eventPayload,
   HttpProviderAdapter,
@@ -61,8 +62,20 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
     return response.ok ? jsonAnswerFailure(text, requestId, context) : httpFailure(response.status, response.headers, text, context)
   }
 
-  /** Reads the event stream of a successful response and yields its chunks, then exactly one finish. */
-  protected async *events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: FailureContext): AsyncGenerator<StreamChunk, void, undefined> {
+  /**
+   * Reads the event stream of a successful response and yields its chunks,
+   * then exactly one finish: the chunks of each network read as one batch.
+   */
+  protected events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: FailureContext): BatchedChunks {
+    return new BatchedChunks(this.eventBatches(response, exchange, requestId, context))
+  }
+
+  private async *eventBatches(
+    response: Response,
+    exchange: HttpExchange,
+    requestId: string | undefined,
+    context: FailureContext,
+  ): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { provider, secrets } = context
     const decoder = new StreamDecoder(provider)
     const out: StreamChunk[] = []
@@ -89,21 +102,23 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
         return stopped || broken !== undefined
       },
     }
-    if (yield* readEventBody(response, exchange, sink, out, secrets, requestId)) return
+    if (yield* readEventBody(response, exchange, sink, out, secrets, requestId).batches) return
     if (broken) {
-      yield errorFinish(broken)
+      yield [errorFinish(broken)]
       return
     }
     const finish = decoder.finish()
     if (finish) {
-      yield { type: 'finish', reason: finish }
+      yield [{ type: 'finish', reason: finish }]
       return
     }
-    yield errorFinish(
-      decoder.produced
-        ? { code: 'TRANSPORT', message: `${provider}'s stream ended before the answer finished (no message_stop)`, ...withRequestId(requestId) }
-        : { code: 'EMPTY_RESPONSE', message: `${provider} ended the stream without producing anything`, ...withRequestId(requestId) },
-    )
+    yield [
+      errorFinish(
+        decoder.produced
+          ? { code: 'TRANSPORT', message: `${provider}'s stream ended before the answer finished (no message_stop)`, ...withRequestId(requestId) }
+          : { code: 'EMPTY_RESPONSE', message: `${provider} ended the stream without producing anything`, ...withRequestId(requestId) },
+      ),
+    ]
   }
 }
 

@@ -1,4 +1,5 @@
 import {
+  BatchedChunks,
   errorFinish,
   eventPayload,
   HttpProviderAdapter,
@@ -63,13 +64,20 @@ export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
     return response.ok ? jsonAnswerFailure(text, requestId, context) : httpFailure(response.status, response.headers, text, context)
   }
 
-  /** Reads the event stream of a successful response and yields its chunks, then exactly one finish. */
-  protected async *events(
+  /**
+   * Reads the event stream of a successful response and yields its chunks,
+   * then exactly one finish: the chunks of each network read as one batch.
+   */
+  protected events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: FailureContext): BatchedChunks {
+    return new BatchedChunks(this.eventBatches(response, exchange, requestId, context))
+  }
+
+  private async *eventBatches(
     response: Response,
     exchange: HttpExchange,
     requestId: string | undefined,
     context: FailureContext,
-  ): AsyncGenerator<StreamChunk, void, undefined> {
+  ): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { provider, secrets } = context
     const decoder = new StreamDecoder(provider)
     const out: StreamChunk[] = []
@@ -105,36 +113,26 @@ export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
         return done || broken !== undefined
       },
     }
-    if (yield* readEventBody(response, exchange, sink, out, secrets, requestId)) return
+    if (yield* readEventBody(response, exchange, sink, out, secrets, requestId).batches) return
 
     if (broken) {
       const usage = decoder.usageChunk()
-      if (usage) yield usage
-      yield errorFinish(broken)
+      yield usage ? [usage, errorFinish(broken)] : [errorFinish(broken)]
       return
     }
     const end = decoder.end()
     if (end.kind === 'finish') {
-      yield* end.chunks
+      yield end.chunks
       return
     }
     const hint =
       foreign !== undefined
         ? `; it sent lines that are not server-sent events, first ${JSON.stringify(secrets.excerpt(foreign, SNIPPET_CHARS))}`
         : ''
-    yield errorFinish(
-      end.produced
-        ? {
-            code: 'TRANSPORT',
-            message: `${provider}'s stream ended before the answer finished (no finish_reason)${hint}`,
-            ...withRequestId(requestId),
-          }
-        : {
-            code: 'EMPTY_RESPONSE',
-            message: `${provider} ended the stream without producing anything${hint}`,
-            ...withRequestId(requestId),
-          },
-    )
+    const failure: LlmFailure = end.produced
+      ? { code: 'TRANSPORT', message: `${provider}'s stream ended before the answer finished (no finish_reason)${hint}`, ...withRequestId(requestId) }
+      : { code: 'EMPTY_RESPONSE', message: `${provider} ended the stream without producing anything${hint}`, ...withRequestId(requestId) }
+    yield [errorFinish(failure)]
   }
 }
 

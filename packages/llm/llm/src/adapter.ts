@@ -81,9 +81,9 @@ export type LlmRequest = Omit<GenerateOptions, 'signal'>
  *
  * Chunks at hand: the asynchronous iterator may answer `next()` with a plain
  * (non-thenable) `IteratorResult` instead of a promise when the chunk is
- * already at hand, i.e. decoded from a network read already done (e.g. the
- * rest of the chunks of one read), and with a promise whenever it has to
- * wait. It must never block to produce a plain result. A consumer that
+ * already at hand, i.e. decoded from a network read already done (the HTTP
+ * adapters answer so for the rest of each read's chunks, see
+ * `BatchedChunks`), and with a promise whenever it has to wait. It must never block to produce a plain result. A consumer that
  * `await`s each answer (`for await`, `yield*`) sees the same chunks in the
  * same order; one that calls `.then` on it directly does not, so read an
  * adapter's stream with `await` or through `ctx.llm`. `ctx.llm`'s `pump` takes such a result without a promise; its

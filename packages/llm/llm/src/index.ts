@@ -73,6 +73,8 @@ export {
   withRequestId,
 } from './http/stream-exchange'
 export type { EventBodySink, StreamingPost } from './http/stream-exchange'
+export { BatchedChunks } from './http/batched-chunks'
+export type { ChunkAnswer } from './http/batched-chunks'
 
 // The service
 export { LlmService } from './service'

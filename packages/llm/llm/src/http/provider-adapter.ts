@@ -6,7 +6,8 @@ import { lookUpApiKey, preflightCall, type ApiKeyLookup, type ApiKeySettings } f
 import type { HttpDeadlines, HttpExchange } from './exchange'
 import type { HttpFailureContext } from './http-failure'
 import { modelInfoOf, type ModelCapabilities } from './model-info'
-import { errorFinish, jsonRequestBody, redactedStream, streamExchange } from './stream-exchange'
+import { BatchedChunks, onlyBatch } from './batched-chunks'
+import { errorFinish, jsonRequestBody, redactedBatches, streamExchange } from './stream-exchange'
 
 /** Construction options of an HTTP adapter that are not configuration. */
 export interface HttpAdapterOptions {
@@ -51,6 +52,12 @@ export interface ProviderRequest {
  * body, the endpoint and headers, how an error answer is classified, and how
  * its event stream turns into chunks.
  *
+ * The stream hands out the chunks of one network read as one batch: its
+ * `next()` answers the first chunk of each read with a promise and the rest
+ * of that read's chunks as plain results (the `LlmAdapter` protocol's chunks
+ * at hand; see `BatchedChunks`). `events` keeps the batches when it returns a
+ * `BatchedChunks` over `readEventBody(…).batches`.
+ *
  * Contract (the adapters' own): `stream` never throws for anything the
  * provider or the network does; every failure arrives as the final `finish`
  * chunk of kind `error`, the caller's abort as `{ kind: 'aborted' }`, and
@@ -84,7 +91,12 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
     return modelInfoOf(name, this.config.models[name], new Secrets(this.apiKey().key, this.config.headers))
   }
 
-  /** Streams one model call. An arrow property, so it works detached from the instance. */
+  /**
+   * Streams one model call, a network read's chunks at a time (see
+   * `BatchedChunks`: `await` each `next()`). The API key is looked up when
+   * the stream is made. An arrow property, so it works detached from the
+   * instance.
+   */
   readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
 
   /** Why a key from the environment cannot be sent in a header, as a phrase; `undefined` when it can. */
@@ -99,7 +111,12 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
   /** The failure of an answer that is not an event stream (a non-2xx status, or a 2xx with a JSON body). */
   protected abstract answerFailure(response: Response, text: string, requestId: string | undefined, context: HttpFailureContext): LlmFailure
 
-  /** The chunks of an event-stream answer, ending with exactly one finish. */
+  /**
+   * The chunks of an event-stream answer, ending with exactly one finish:
+   * best a `BatchedChunks` whose batches are the chunks of each read (pass
+   * `readEventBody(…).batches` on with `yield*`); any other iterable is taken
+   * a chunk at a time.
+   */
   protected abstract events(
     response: Response,
     exchange: HttpExchange,
@@ -112,31 +129,29 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
     return lookUpApiKey(this.config, this.provider, this.env, (key) => this.keyProblem(key))
   }
 
-  private async *run(options: GenerateOptions): AsyncGenerator<StreamChunk, void, undefined> {
+  private run(options: GenerateOptions): BatchedChunks {
     const key = this.apiKey()
     const secrets = new Secrets(key.key, this.config.headers)
-    yield* redactedStream(this.exchange(options, key, secrets), secrets, options.signal, this.provider)
+    return new BatchedChunks(redactedBatches(this.exchange(options, key, secrets), secrets, options.signal, this.provider))
   }
 
-  /** One HTTP exchange with the provider, yielding raw (unredacted) chunks and exactly one finish. */
-  private async *exchange(options: GenerateOptions, key: ApiKeyLookup, secrets: Secrets): AsyncGenerator<StreamChunk, void, undefined> {
+  /**
+   * One HTTP exchange with the provider, yielding raw (unredacted) chunks and
+   * exactly one finish; nothing is sent before it is iterated (and nothing at
+   * all for a call aborted before, see `redactedStream`).
+   */
+  private exchange(options: GenerateOptions, key: ApiKeyLookup, secrets: Secrets): AsyncIterable<StreamChunk> {
     const provider = this.provider
     // A configuration error, not a network one: no retry would fix it, and nothing is sent.
     const call = preflightCall(provider, options.model || this.config.defaultModel, key)
-    if (!call.ok) {
-      yield errorFinish(call.failure)
-      return
-    }
+    if (!call.ok) return new BatchedChunks(onlyBatch([errorFinish(call.failure)]))
     const { model } = call
     const context: HttpFailureContext = { provider, model, baseUrl: this.config.baseUrl, secrets, apiKeySource: key.source, now: this.now }
     const encoded = jsonRequestBody(provider, () => this.body(options, model))
-    if (!encoded.ok) {
-      yield errorFinish(encoded.failure)
-      return
-    }
+    if (!encoded.ok) return new BatchedChunks(onlyBatch([errorFinish(encoded.failure)]))
     const request = this.request(key.key)
     const headers = { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers, ...this.config.headers }
-    yield* streamExchange({
+    return streamExchange({
       url: request.url,
       headers,
       requestIdHeaders: request.requestIdHeaders,

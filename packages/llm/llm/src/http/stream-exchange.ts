@@ -1,6 +1,7 @@
 import { toLlmFailure, type LlmFailure } from '../failure'
 import { ContentRedactor, type Secrets } from '../redact'
 import type { StreamChunk } from '../stream'
+import { BatchedChunks, batchesOf } from './batched-chunks'
 import { causeOf, HttpExchange, type BodyReadResult, type HttpDeadlines } from './exchange'
 import { headerOf } from './retry-after'
 
@@ -46,7 +47,11 @@ export interface StreamingPost {
    * `stream: true`). `text` is its body, read with a size cap.
    */
   answerFailure(response: Response, text: string, requestId: string | undefined): LlmFailure
-  /** The chunks of an event-stream answer, ending with exactly one finish. */
+  /**
+   * The chunks of an event-stream answer, ending with exactly one finish. A
+   * `BatchedChunks` (e.g. over `readEventBody(…).batches`) is taken a batch at
+   * a time; any other iterable one chunk at a time.
+   */
   events(response: Response, exchange: HttpExchange, requestId: string | undefined): AsyncIterable<StreamChunk>
 }
 
@@ -56,9 +61,14 @@ export interface StreamingPost {
  * deadline as a `TRANSPORT`/`TIMEOUT` finish, the caller's abort as an
  * `aborted` finish, an error answer as `answerFailure`'s finish, otherwise
  * `events`. The exchange is closed however the consumer leaves, which closes
- * the connection of an abandoned stream.
+ * the connection of an abandoned stream. The chunks of one network read come
+ * as one batch (see `BatchedChunks`).
  */
-export async function* streamExchange(post: StreamingPost): AsyncGenerator<StreamChunk, void, undefined> {
+export function streamExchange(post: StreamingPost): BatchedChunks {
+  return new BatchedChunks(exchangeBatches(post))
+}
+
+async function* exchangeBatches(post: StreamingPost): AsyncGenerator<readonly StreamChunk[], void, undefined> {
   const { secrets } = post
   const exchange = new HttpExchange(post.signal, post.provider, post.deadlines)
   try {
@@ -66,7 +76,7 @@ export async function* streamExchange(post: StreamingPost): AsyncGenerator<Strea
     try {
       response = await exchange.request(post.url, { method: 'POST', headers: post.headers, body: post.body })
     } catch (error) {
-      yield exchange.finish(error, 'connect', secrets)
+      yield [exchange.finish(error, 'connect', secrets)]
       return
     }
     const requestId = headerOf(response.headers, post.requestIdHeaders)
@@ -75,13 +85,13 @@ export async function* streamExchange(post: StreamingPost): AsyncGenerator<Strea
       try {
         text = await exchange.text(response)
       } catch (error) {
-        yield exchange.finish(error, 'body', secrets, requestId)
+        yield [exchange.finish(error, 'body', secrets, requestId)]
         return
       }
-      yield errorFinish(post.answerFailure(response, text, requestId))
+      yield [errorFinish(post.answerFailure(response, text, requestId))]
       return
     }
-    yield* post.events(response, exchange, requestId)
+    yield* batchesOf(post.events(response, exchange, requestId))
   } finally {
     exchange.close()
   }
@@ -103,22 +113,36 @@ export const withRequestId = (requestId: string | undefined): { requestId?: stri
 /**
  * Reads an event-stream answer's body under the exchange's idle deadline,
  * feeding the decoded text to `sink` and yielding, after each read, the chunks
- * the sink pushed to `out` (then emptying it). Stops when the sink is stopped
- * or the body ends. Returns `true` when the call already ended: an answer
- * without a body (`EMPTY_RESPONSE`) or a failed read (the failure, or the
- * caller's abort) has been yielded as the finish, and the adapter must yield
- * nothing more; `false` when the adapter still owes the finish.
+ * the sink pushed to `out` (then emptying it): one batch per network read, so
+ * that `next()` answers all but the first of them without a promise (an
+ * adapter's `events` passes `.batches` on whole, see `BatchedChunks`). Stops
+ * when the sink is stopped or the body ends. Returns `true` when the call
+ * already ended: an answer without a body (`EMPTY_RESPONSE`) or a failed read
+ * (the failure, or the caller's abort) has been yielded as the finish, and
+ * the adapter must yield nothing more; `false` when the adapter still owes
+ * the finish.
  */
-export async function* readEventBody(
+export function readEventBody(
   response: Response,
   exchange: HttpExchange,
   sink: EventBodySink,
   out: StreamChunk[],
   secrets: Secrets,
   requestId: string | undefined,
-): AsyncGenerator<StreamChunk, boolean, undefined> {
+): BatchedChunks<boolean> {
+  return new BatchedChunks(eventBatches(response, exchange, sink, out, secrets, requestId))
+}
+
+async function* eventBatches(
+  response: Response,
+  exchange: HttpExchange,
+  sink: EventBodySink,
+  out: StreamChunk[],
+  secrets: Secrets,
+  requestId: string | undefined,
+): AsyncGenerator<readonly StreamChunk[], boolean, undefined> {
   if (!response.body) {
-    yield errorFinish({ code: 'EMPTY_RESPONSE', message: `${exchange.provider} answered without a body`, ...withRequestId(requestId) })
+    yield [errorFinish({ code: 'EMPTY_RESPONSE', message: `${exchange.provider} answered without a body`, ...withRequestId(requestId) })]
     return true
   }
   const reader = response.body.getReader()
@@ -129,7 +153,7 @@ export async function* readEventBody(
     try {
       result = await exchange.read(reader)
     } catch (error) {
-      yield exchange.finish(error, 'body', secrets, requestId)
+      yield [exchange.finish(error, 'body', secrets, requestId)]
       return true
     }
     if (result.done) {
@@ -137,8 +161,8 @@ export async function* readEventBody(
       sink.feed(text.decode())
       sink.end()
     } else sink.feed(text.decode(result.value, { stream: true }))
-    for (let i = 0; i < out.length; i++) yield out[i]!
-    out.length = 0
+    // A copy: the consumer keeps the batch while the sink fills `out` again.
+    if (out.length > 0) yield out.splice(0, out.length)
   }
   return false
 }
@@ -172,35 +196,60 @@ export function eventPayload(
  * finish, opaque `redacted-reasoning-delta` state passed byte for byte, and
  * anything `raw` throws turned into a redacted `UNKNOWN` finish (or an
  * `aborted` one when the caller aborted): never a throw whose message could
- * carry a secret.
+ * carry a secret. A `BatchedChunks` `raw` is redacted a batch at a time and
+ * its batches stay whole.
  */
-export async function* redactedStream(
+export function redactedStream(
   raw: AsyncIterable<StreamChunk>,
   secrets: Secrets,
   signal: AbortSignal | undefined,
   provider: string,
-): AsyncGenerator<StreamChunk, void, undefined> {
+): BatchedChunks {
+  return new BatchedChunks(redactedBatches(raw, secrets, signal, provider))
+}
+
+/** `redactedStream`'s batches. */
+export async function* redactedBatches(
+  raw: AsyncIterable<StreamChunk>,
+  secrets: Secrets,
+  signal: AbortSignal | undefined,
+  provider: string,
+): AsyncGenerator<readonly StreamChunk[], void, undefined> {
   if (signal?.aborted) {
-    yield abortedFinish()
+    yield [abortedFinish()]
     return
   }
   const content = new ContentRedactor(secrets)
   try {
-    for await (const chunk of raw) {
-      if (chunk.type === 'usage' || chunk.type === 'finish') {
-        yield* content.flush()
-        if (chunk.type === 'finish' && chunk.reason.kind === 'error') yield errorFinish(secrets.failure(chunk.reason.failure))
-        else yield chunk
-      } else if (chunk.type === 'redacted-reasoning-delta') yield chunk
-      else {
-        const passed = content.pass(chunk)
-        if (passed !== undefined) yield passed
-      }
+    for await (const batch of batchesOf(raw)) {
+      const out = redactBatch(batch, content, secrets)
+      if (out.length > 0) yield out
     }
   } catch (error) {
-    yield* content.flush()
-    yield signal?.aborted
-      ? abortedFinish()
-      : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${provider} adapter failed: ${causeOf(error)}` }))
+    const out: StreamChunk[] = content.flush()
+    out.push(
+      signal?.aborted
+        ? abortedFinish()
+        : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${provider} adapter failed: ${causeOf(error)}` })),
+    )
+    yield out
   }
+}
+
+/** One batch redacted (see `redactedStream`), in a new array. */
+function redactBatch(batch: readonly StreamChunk[], content: ContentRedactor, secrets: Secrets): StreamChunk[] {
+  const out: StreamChunk[] = []
+  for (let i = 0; i < batch.length; i++) {
+    const chunk = batch[i]!
+    if (chunk.type === 'usage' || chunk.type === 'finish') {
+      const held = content.flush()
+      for (let h = 0; h < held.length; h++) out.push(held[h]!)
+      out.push(chunk.type === 'finish' && chunk.reason.kind === 'error' ? errorFinish(secrets.failure(chunk.reason.failure)) : chunk)
+    } else if (chunk.type === 'redacted-reasoning-delta') out.push(chunk)
+    else {
+      const passed = content.pass(chunk)
+      if (passed !== undefined) out.push(passed)
+    }
+  }
+  return out
 }

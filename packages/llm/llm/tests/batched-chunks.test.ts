@@ -1,0 +1,99 @@
+import { BatchedChunks, type StreamChunk } from '@deepseek-ai/dsh-llm'
+import { describe, expect, it } from 'vitest'
+import { deferred } from './helpers'
+
+const delta = (text: string): StreamChunk => ({ type: 'text-delta', index: 0, text })
+const isThenable = (value: unknown): boolean => typeof (value as { then?: unknown } | null)?.then === 'function'
+
+describe('BatchedChunks', () => {
+  it('answers the first chunk of each batch with a promise and the rest plainly, skips empty batches, and ends with the return value', async () => {
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], string, undefined> {
+      yield [delta('a'), delta('b')]
+      yield []
+      yield [delta('c')]
+      return 'end'
+    }
+    const stream = new BatchedChunks(batches())
+    const answers = [stream.next()]
+    await answers[0]
+    answers.push(stream.next(), stream.next())
+    await answers[2]
+    answers.push(stream.next())
+    expect({ thenable: answers.map(isThenable), results: await Promise.all(answers) }).toEqual({
+      thenable: [true, false, true, true],
+      results: [
+        { done: false, value: delta('a') },
+        { done: false, value: delta('b') },
+        { done: false, value: delta('c') },
+        { done: true, value: 'end' },
+      ],
+    })
+  })
+
+  it('answers next() calls made without waiting in order, across batches', async () => {
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      yield [delta('a'), delta('b')]
+      yield [delta('c')]
+    }
+    const stream = new BatchedChunks(batches())
+    const results = await Promise.all([stream.next(), stream.next(), stream.next(), stream.next(), stream.next()])
+    expect(results).toEqual([
+      { done: false, value: delta('a') },
+      { done: false, value: delta('b') },
+      { done: false, value: delta('c') },
+      { done: true, value: undefined },
+      { done: true, value: undefined },
+    ])
+  })
+
+  it('return() mid-batch stops the source (its finally runs) and drops the rest of the batch', async () => {
+    let stopped = false
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      try {
+        yield [delta('a'), delta('b'), delta('c')]
+        yield [delta('never')]
+      } finally {
+        stopped = true
+      }
+    }
+    const stream = new BatchedChunks(batches())
+    const first = await stream.next()
+    const returned = await stream.return()
+    expect({ first, returned, stopped, after: await stream.next() }).toEqual({
+      first: { done: false, value: delta('a') },
+      returned: { done: true, value: undefined },
+      stopped: true,
+      after: { done: true, value: undefined },
+    })
+  })
+
+  it('return() while a batch is pending ends the pending next() too', async () => {
+    const gate = deferred()
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      await gate.promise
+      yield [delta('late')]
+    }
+    const stream = new BatchedChunks(batches())
+    const pending = stream.next()
+    const returning = stream.return()
+    gate.resolve()
+    expect([await pending, await returning]).toEqual([
+      { done: true, value: undefined },
+      { done: true, value: undefined },
+    ])
+  })
+
+  it("a source's throw rejects that next(), and the stream is over", async () => {
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      yield [delta('a')]
+      throw new Error('broken')
+    }
+    const stream = new BatchedChunks(batches())
+    const first = await stream.next()
+    const failed = await Promise.resolve(stream.next()).then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    )
+    expect([first, failed, await stream.next()]).toEqual([{ done: false, value: delta('a') }, 'broken', { done: true, value: undefined }])
+  })
+})
