@@ -31,7 +31,7 @@ export class PendingCall {
     if (signal) {
       const onAbort = () => this.stop('its signal aborted', signal.reason)
       signal.addEventListener('abort', onAbort, { once: true })
-      this.unlisten = () => signal.removeEventListener('abort', onAbort)
+      this.unlisten = unlistener(signal, onAbort)
     }
   }
 
@@ -88,4 +88,15 @@ export class PendingCall {
     this.settled = true
     this.unlisten?.()
   }
+}
+
+/**
+ * The closure that takes `onAbort` off `signal`, made here and not as a
+ * function literal assigned straight to `unlisten`: V8 allocates such a
+ * literal in the old generation, and an old closure keeps what its context
+ * holds (here the call, its controller and signal) alive through every
+ * scavenge until a full GC.
+ */
+function unlistener(signal: AbortSignal, onAbort: () => void): () => void {
+  return () => signal.removeEventListener('abort', onAbort)
 }

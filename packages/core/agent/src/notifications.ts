@@ -50,7 +50,7 @@ class AgentEvents implements AgentEventEmitter {
   ) {
     this.filter = subjectFilter(agent.id)
     const logger = ctx.logger('dsh-agent')
-    this.onError = (error) => logger.warn(error)
+    this.onError = warnTo(logger)
     this.emitter = containedEmitter(ctx)
     this.events = this.emitter.events
   }
@@ -64,6 +64,15 @@ class AgentEvents implements AgentEventEmitter {
     const args = arity === 0 ? [this.agent] : arity === 1 ? [this.agent, a] : [this.agent, a, b, c]
     this.emitter.emit(this.filter, name, args, this.onError)
   }
+}
+
+/**
+ * The listener-error handler that warns on `logger`, made here and not as a
+ * function literal assigned straight to a field: V8 allocates such a literal
+ * in the old generation, where it keeps its context alive until a full GC.
+ */
+function warnTo(logger: { warn(error: unknown): void }): (error: unknown) => void {
+  return (error) => logger.warn(error)
 }
 
 /** How many arguments each notification has after the agent (its `Events` declaration). */
