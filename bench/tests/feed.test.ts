@@ -49,6 +49,22 @@ describe('feeding deltas in batches, one batch per boundary', () => {
     expect(await batchesOf(gate, got, () => done)).toEqual({ batches: [[1, 2, 3], [4, 5, 6], [7]], finished: true })
   })
 
+  it('the async iterator (dsh adapter) answers the first item of each batch with a promise and the rest plainly, as dsh\'s HTTP adapters do', async () => {
+    const isThenable = (value: unknown) => typeof (value as { then?: unknown } | null)?.then === 'function'
+    const iterator = batchedIterator(items[Symbol.iterator](), 3, async () => {})
+    const answers: unknown[] = []
+    const results: unknown[] = []
+    for (let i = 0; i < items.length + 1; i++) {
+      const answer = iterator.next()
+      answers.push(isThenable(answer))
+      results.push(await answer)
+    }
+    expect({ answers, results }).toEqual({
+      answers: [true, false, false, true, false, false, true, false],
+      results: [...items.map((value) => ({ done: false, value })), { done: true, value: undefined }],
+    })
+  })
+
   it('pushing into a queue (pi-agent-core) pushes `size` items per boundary, in order, then resolves', async () => {
     const gate = gates()
     const got: number[] = []

@@ -21,14 +21,29 @@
  * `STREAM_BATCH`. A slow model (tens of tokens per second) gives one delta per
  * read, and the chunk path is then idle most of the time anyway.
  *
- * Every subject gets the same batches through its own transport seam: dsh an
- * `LlmAdapter` whose stream is a pull-based async iterator
- * (`batchedIterator`), pi-agent-core a `streamFn` pushing into pi-ai's
- * `AssistantMessageEventStream` (`pushInBatches`), the AI SDK a
- * `ReadableStream` of stream parts (`batchedReadableStream`). Fed all at
- * once instead, pi's queue removes each event with `Array.prototype.shift`
- * (O(queue length)), so a 100,000-delta answer costs it O(n²): an artefact
- * that no provider causes.
+ * Every subject gets the same batches through its own transport seam, each
+ * the way its real transport delivers one network read:
+ *
+ * - dsh: an `LlmAdapter` whose stream is a pull-based async iterator
+ *   (`batchedIterator`) that answers the first `next()` of each batch with a
+ *   promise (it waits for the read) and the other `size - 1` with plain
+ *   results. That is what dsh's own HTTP adapters do with the chunks decoded
+ *   from one network read (dsh-llm's `BatchedChunks`; the `LlmAdapter`
+ *   protocol's "chunks at hand"), and `ctx.llm` takes those without a promise.
+ *   Answering every chunk with a promise, as this feed did before the real
+ *   adapters did so, would charge dsh a promise per chunk no provider costs it.
+ * - pi-agent-core: a `streamFn` pushing into pi-ai's
+ *   `AssistantMessageEventStream` (`pushInBatches`), as pi-ai's providers push
+ *   each parsed event; its consumer reads that queue with `for await`, one
+ *   promise per event, which is pi's own transport.
+ * - the AI SDK: a `ReadableStream` of stream parts (`batchedReadableStream`),
+ *   as its providers' parsed response body; every `read()` of a Web stream
+ *   answers with a promise, by the Streams standard.
+ *
+ * pi-agent-core and the AI SDK cannot take a result without a promise through
+ * these seams, so they are fed as before. Fed all at once instead, pi's queue
+ * removes each event with `Array.prototype.shift` (O(queue length)), so a
+ * 100,000-delta answer costs it O(n²): an artefact that no provider causes.
  */
 
 /** Deltas per batch: about one full TLS record of SSE events (see the module comment). */
@@ -47,14 +62,28 @@ function checkSize(size: number): void {
 }
 
 /**
+ * What `batchedIterator` returns: an async iterator whose `next()` answers an
+ * item at hand with a plain result (see the module comment). An
+ * `AsyncIterable` for `for await`; `await` each `next()`, never call `.then`
+ * on it.
+ */
+export interface BatchedIterator<T> {
+  next(): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>>
+  return(): Promise<IteratorResult<T, undefined>>
+  [Symbol.asyncIterator](): AsyncIterator<T, undefined>
+}
+
+/**
  * A pull-based async iterator over `source`, delivered in batches of `size`:
  * the first `next()` of each batch (the first batch included: the response's
- * first bytes come after the request) waits for `boundary()`, the other
- * `size - 1` resolve at once. Pulls `source` lazily, one item per `next()`,
- * so a throw of `source` (an aborted call) surfaces in order. `return()` is
+ * first bytes come after the request) waits for `boundary()` and answers with
+ * a promise; the other `size - 1` answer with plain results, without a
+ * promise, as dsh's HTTP adapters answer the rest of a network read's chunks.
+ * Pulls `source` lazily, one item per `next()`, so a throw of `source` (an
+ * aborted call) surfaces in order, as a rejected promise. `return()` is
  * passed on to `source`.
  */
-export function batchedIterator<T>(source: Iterator<T, unknown, undefined>, size: number = STREAM_BATCH, boundary: Boundary = nextMacrotask): AsyncIterableIterator<T> {
+export function batchedIterator<T>(source: Iterator<T, unknown, undefined>, size: number = STREAM_BATCH, boundary: Boundary = nextMacrotask): BatchedIterator<T> {
   checkSize(size)
   let left = 0
   let finished = false
@@ -68,10 +97,10 @@ export function batchedIterator<T>(source: Iterator<T, unknown, undefined>, size
     left--
     return { done: false, value: result.value }
   }
-  const next = (): Promise<IteratorResult<T, undefined>> => {
+  const next = (): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>> => {
     if (left > 0 || finished) {
       try {
-        return Promise.resolve(pull())
+        return pull()
       } catch (error) {
         finished = true
         return Promise.reject(error)
@@ -87,7 +116,7 @@ export function batchedIterator<T>(source: Iterator<T, unknown, undefined>, size
       }
     })
   }
-  const iterator: AsyncIterableIterator<T> = {
+  const iterator: BatchedIterator<T> = {
     next,
     return(): Promise<IteratorResult<T, undefined>> {
       finished = true
@@ -95,7 +124,8 @@ export function batchedIterator<T>(source: Iterator<T, unknown, undefined>, size
       return Promise.resolve({ done: true, value: undefined })
     },
     [Symbol.asyncIterator]() {
-      return iterator
+      // The plain answers are the point (see the module comment); TypeScript's AsyncIterator type cannot say so.
+      return iterator as unknown as AsyncIterator<T, undefined>
     },
   }
   return iterator

@@ -108,9 +108,12 @@ export async function spine(options: SpineOptions): Promise<Spine> {
 /**
  * `model` behind an adapter that hands its chunks on `size` per macrotask
  * through a pull-based asynchronous iterator only, as an adapter reading a
- * network response does. It offers no synchronous view, so `ctx.llm` takes
- * its ordinary asynchronous path. The chunks, the abort check before each and
- * the reported usage are the scripted model's own.
+ * network response does: the first chunk of each batch with a promise, the
+ * rest plainly, exactly as dsh's HTTP adapters hand out the chunks of one
+ * network read (`BatchedChunks`, see `lib/feed.ts`). It offers no synchronous
+ * view, so `ctx.llm` takes its ordinary asynchronous path. The chunks, the
+ * abort check before each and the reported usage are the scripted model's
+ * own.
  */
 function batchedAdapter(model: ScriptedModel, size: number): LlmAdapter {
   return {
