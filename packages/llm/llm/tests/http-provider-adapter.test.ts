@@ -102,6 +102,40 @@ describe('HttpProviderAdapter', () => {
     expect(server.bodies).toEqual([])
   })
 
+  it('a throw while the exchange is set up (here the request) ends the stream with a redacted UNKNOWN finish, not a throw of stream()', async () => {
+    class BrokenRequest extends LineAdapter {
+      protected override request(k: string | undefined): ProviderRequest {
+        throw new Error(`no endpoint for the key ${k}`)
+      }
+    }
+    const adapter = new BrokenRequest({ baseUrl: server.url, apiKey: key })
+    let stream: AsyncIterable<StreamChunk> | string
+    try {
+      stream = adapter.stream(call())
+    } catch (error) {
+      stream = `stream() threw: ${(error as Error).message}`
+    }
+    expect(typeof stream === 'string' ? stream : await collect(stream)).toEqual([
+      { type: 'finish', reason: { kind: 'error', failure: { code: 'UNKNOWN', message: 'the lines adapter failed: no endpoint for the key [redacted]' } } },
+    ])
+    expect(server.bodies).toEqual([])
+  })
+
+  it('a call aborted before it starts builds no request body and sends nothing', async () => {
+    let built = 0
+    class Counting extends LineAdapter {
+      protected override body(options: GenerateOptions, model: string): unknown {
+        built++
+        return super.body(options, model)
+      }
+    }
+    const adapter = new Counting({ baseUrl: server.url, apiKey: key })
+    const controller = new AbortController()
+    controller.abort()
+    const chunks = await collect(adapter.stream({ ...call(), signal: controller.signal }))
+    expect({ chunks, built, bodies: server.bodies }).toEqual({ chunks: [{ type: 'finish', reason: { kind: 'aborted' } }], built: 0, bodies: [] })
+  })
+
   it('classifies an error answer and names the key source; resolveModel reports the configured model, redacted', async () => {
     const adapter = new LineAdapter({ baseUrl: server.url, apiKey: key, defaultModel: 'm1', models: { m1: { contextWindow: 8_000, reasoningEfforts: ['low'] } } })
     server.answer((_req, res) => void res.writeHead(401, { 'x-request-id': 'req_7' }).end(`bad key ${key}`))

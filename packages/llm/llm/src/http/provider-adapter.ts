@@ -132,7 +132,9 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
   private run(options: GenerateOptions): BatchedChunks {
     const key = this.apiKey()
     const secrets = new Secrets(key.key, this.config.headers)
-    return new BatchedChunks(redactedBatches(this.exchange(options, key, secrets), secrets, options.signal, this.provider))
+    // The exchange is made on the first pull, inside the redaction (see `redactedBatches`): a throw while it is set up
+    // is a redacted finish, not a throw of `stream` carrying the key, and a call aborted before builds no body.
+    return new BatchedChunks(redactedBatches(() => this.exchange(options, key, secrets), secrets, options.signal, this.provider))
   }
 
   /**

@@ -208,9 +208,15 @@ export function redactedStream(
   return new BatchedChunks(redactedBatches(raw, secrets, signal, provider))
 }
 
-/** `redactedStream`'s batches. */
+/**
+ * `redactedStream`'s batches. `raw` may also be a function that makes the raw
+ * stream: it is then called on the first pull, after the abort check and
+ * inside the redacting `try`, so a call aborted before does no work and a
+ * throw while the exchange is being set up (an adapter's `request`, say)
+ * becomes a redacted `UNKNOWN` finish like any other throw of `raw`.
+ */
 export async function* redactedBatches(
-  raw: AsyncIterable<StreamChunk>,
+  raw: AsyncIterable<StreamChunk> | (() => AsyncIterable<StreamChunk>),
   secrets: Secrets,
   signal: AbortSignal | undefined,
   provider: string,
@@ -221,7 +227,7 @@ export async function* redactedBatches(
   }
   const content = new ContentRedactor(secrets)
   try {
-    for await (const batch of batchesOf(raw)) {
+    for await (const batch of batchesOf(typeof raw === 'function' ? raw() : raw)) {
       const out = redactBatch(batch, content, secrets)
       if (out.length > 0) yield out
     }
