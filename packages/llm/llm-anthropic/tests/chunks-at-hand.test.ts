@@ -1,5 +1,6 @@
 import { createUserMessage, type StreamChunk } from '@deepseek-ai/dsh-llm'
 import { deferred, FakeProvider, openStream } from '@deepseek-ai/dsh-testkit'
+import type { ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AnthropicAdapter } from '../src'
 import { collect, sseText, wire } from './support/wire'
@@ -56,6 +57,41 @@ describe('the chunks of one network read', () => {
       thenable: [true, false, false, false, true],
       chunks: whole,
       iterated: whole,
+    })
+  })
+
+  it("return() mid-batch closes the connection; the caller's abort mid-batch ends a for await with aborted after that read", async () => {
+    const first = [wire.start(), wire.text(0), wire.textDelta(0, 'one'), wire.textDelta(0, 'two'), wire.textDelta(0, 'three')]
+    const hold = async (_request: unknown, res: ServerResponse, closed: Promise<void>) => {
+      openStream(res)
+      res.write(sseText(first))
+      await closed
+    }
+    server.handle(hold)
+    server.handle(hold)
+    const stream = adapter.stream(call)[Symbol.asyncIterator]()
+    const taken = [await stream.next(), await stream.next()]
+    const returned = await stream.return!()
+    await server.closes[0]
+
+    const controller = new AbortController()
+    const seen: StreamChunk[] = []
+    for await (const chunk of adapter.stream({ ...call, signal: controller.signal })) {
+      seen.push(chunk)
+      if (seen.length === 2) controller.abort()
+    }
+    await server.closes[1]
+    expect({ taken: taken.map((result) => result.value), returned, seen }).toEqual({
+      taken: [{ type: 'usage', usage: { inputTokens: 25, outputTokens: 1 } }, delta('one')],
+      returned: { done: true, value: undefined },
+      // Read directly (not through ctx.llm), an adapter stream hands out the rest of the read it holds, then the abort.
+      seen: [
+        { type: 'usage', usage: { inputTokens: 25, outputTokens: 1 } },
+        delta('one'),
+        delta('two'),
+        delta('three'),
+        { type: 'finish', reason: { kind: 'aborted' } },
+      ],
     })
   })
 })
