@@ -46,6 +46,45 @@ describe('BatchedChunks', () => {
     ])
   })
 
+  it('answers in call order when a caller that waited for its answer calls again before an earlier call was answered', async () => {
+    const gate = deferred()
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      await gate.promise
+      yield [delta('a'), delta('b'), delta('c')]
+    }
+    const stream = new BatchedChunks(batches())
+    const first = stream.next()
+    // One of two readers sharing the stream: it waits for its answer, then pulls again at once.
+    const again = (async () => {
+      await first
+      return stream.next()
+    })()
+    const second = stream.next()
+    gate.resolve()
+    expect([await first, await second, await again]).toEqual([
+      { done: false, value: delta('a') },
+      { done: false, value: delta('b') },
+      { done: false, value: delta('c') },
+    ])
+  })
+
+  it("a source's throw rejects the call it answers; calls made meanwhile see the end, as an async generator answers them", async () => {
+    const gate = deferred()
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      await gate.promise
+      throw new Error('broken')
+    }
+    const stream = new BatchedChunks(batches())
+    const settled = (answer: unknown) =>
+      Promise.resolve(answer).then(
+        (result) => result,
+        (error: Error) => error.message,
+      )
+    const answers = [stream.next(), stream.next()].map(settled)
+    gate.resolve()
+    expect(await Promise.all(answers)).toEqual(['broken', { done: true, value: undefined }])
+  })
+
   it('return() mid-batch stops the source (its finally runs) and drops the rest of the batch', async () => {
     let stopped = false
     async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {

@@ -19,8 +19,11 @@ export type ChunkAnswer<R> = IteratorResult<StreamChunk, R> | Promise<IteratorRe
  * adapter's consumer (`ctx.llm`) reads it before each chunk, and the source
  * meets the abort at its next read.
  *
- * Concurrent `next()` calls (a consumer that does not wait) are answered in
- * order: while a batch is pending, each call waits for the calls before it.
+ * Concurrent `next()` calls (a consumer that does not wait, or several
+ * readers) are answered in call order, as an async generator answers them:
+ * while a call waits, each later call waits for the one before it, even a
+ * call for which a chunk is at hand. A throw of the source rejects the call
+ * it answers; the calls queued behind it see the end.
  *
  * The HTTP helpers compose on `batches` (see `batchesOf`), not on the chunk
  * view: one promise chain per network read, not per chunk.
@@ -33,20 +36,25 @@ export class BatchedChunks<R = void> {
   private declare at: number
   /** The final result, once the source ended or was stopped. */
   private declare end: IteratorReturnResult<R> | undefined
-  /** The pull of the next batch while it is pending. */
-  private declare pending: Promise<IteratorResult<StreamChunk, R>> | undefined
+  /** The calls answered with a promise that have not taken their chunk yet (a pull pending, or queued behind one). */
+  private declare waiting: number
+  /** The answer of the last call that had to wait: the next call queues behind it while `waiting` is not 0. */
+  private declare last: Promise<IteratorResult<StreamChunk, R>> | undefined
   private declare readonly onBatch: (result: IteratorResult<readonly StreamChunk[], R>) => ChunkAnswer<R>
   private declare readonly onFailure: (error: unknown) => never
+  private declare readonly onTurn: () => ChunkAnswer<R>
 
   constructor(batches: AsyncGenerator<readonly StreamChunk[], R, undefined>) {
     this.batches = batches
     this.batch = NONE
     this.at = 0
     this.end = undefined
-    this.pending = undefined
+    this.waiting = 0
+    this.last = undefined
     // Made by helpers, not literals assigned to fields: V8 allocates those in the old generation (see `ProtocolStream`).
     this.onBatch = BatchedChunks.batchHandler(this)
     this.onFailure = BatchedChunks.failureHandler(this)
+    this.onTurn = BatchedChunks.turnHandler(this)
   }
 
   /**
@@ -60,18 +68,19 @@ export class BatchedChunks<R = void> {
 
   /** The next chunk: a plain result when it is at hand, else a promise of the next batch's first chunk (or of the end). */
   next(): ChunkAnswer<R> {
-    const batch = this.batch
-    const at = this.at
-    if (at < batch.length) {
-      this.at = at + 1
-      return { done: false, value: batch[at]! }
+    if (this.waiting === 0) {
+      const batch = this.batch
+      const at = this.at
+      if (at < batch.length) {
+        this.at = at + 1
+        return { done: false, value: batch[at]! }
+      }
+      if (this.end !== undefined) return Promise.resolve(this.end)
+      return (this.last = this.pull())
     }
-    if (this.pending !== undefined) return this.pending.then(() => this.next())
-    if (this.end !== undefined) return Promise.resolve(this.end)
-    // A generator's next() never throws; it answers with a promise.
-    const pending = this.batches.next().then(this.onBatch, this.onFailure)
-    this.pending = pending
-    return pending
+    // An earlier call still waits: this one takes its turn after it (call order; a rejection ends the wait too).
+    this.waiting++
+    return (this.last = this.last!.then(this.onTurn, this.onTurn))
   }
 
   /** Stops the source (also mid-batch: the rest of the batch is dropped) and ends the stream. */
@@ -84,9 +93,27 @@ export class BatchedChunks<R = void> {
     return this.end
   }
 
+  /** Pulls the next batch for a waiting call (counted in `waiting` until the batch arrives). A generator's next() never throws. */
+  private pull(): Promise<IteratorResult<StreamChunk, R>> {
+    this.waiting++
+    return this.batches.next().then(this.onBatch, this.onFailure)
+  }
+
+  /** A waiting call's chunk: the next at hand, the end, or a pull of the next batch. */
+  private take(): ChunkAnswer<R> {
+    const batch = this.batch
+    const at = this.at
+    if (at < batch.length) {
+      this.at = at + 1
+      return { done: false, value: batch[at]! }
+    }
+    if (this.end !== undefined) return this.end
+    return this.pull()
+  }
+
   /** A batch arrived: its first chunk, or the end; an empty batch is skipped. */
   private received(result: IteratorResult<readonly StreamChunk[], R>): ChunkAnswer<R> {
-    this.pending = undefined
+    this.waiting--
     if (this.end !== undefined) return this.end // return() was called while the read was pending
     if (result.done) {
       this.end = { done: true, value: result.value }
@@ -94,7 +121,7 @@ export class BatchedChunks<R = void> {
     }
     this.batch = result.value
     this.at = 0
-    return this.next()
+    return this.take()
   }
 
   private static batchHandler<R>(stream: BatchedChunks<R>): (result: IteratorResult<readonly StreamChunk[], R>) => ChunkAnswer<R> {
@@ -103,9 +130,17 @@ export class BatchedChunks<R = void> {
 
   private static failureHandler<R>(stream: BatchedChunks<R>): (error: unknown) => never {
     return (error) => {
-      stream.pending = undefined
+      stream.waiting--
       stream.end ??= { done: true, value: undefined as R }
       throw error
+    }
+  }
+
+  /** A queued call's turn: the call before it was answered. */
+  private static turnHandler<R>(stream: BatchedChunks<R>): () => ChunkAnswer<R> {
+    return () => {
+      stream.waiting--
+      return stream.take()
     }
   }
 }
