@@ -140,7 +140,7 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
   /**
    * One HTTP exchange with the provider, yielding raw (unredacted) chunks and
    * exactly one finish; nothing is sent before it is iterated (and nothing at
-   * all for a call aborted before, see `redactedStream`).
+   * all for a call aborted before, see `redactedBatches`).
    */
   private exchange(options: GenerateOptions, key: ApiKeyLookup, secrets: Secrets): AsyncIterable<StreamChunk> {
     const provider = this.provider
