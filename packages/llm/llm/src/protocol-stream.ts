@@ -48,8 +48,10 @@ export interface StreamSource {
  * above synchronously. No async function or generator frame sits in between:
  * with promise hooks on (any `AsyncLocalStorage` on Node 20), every promise a
  * chunk crosses is paid for. A source that is also a synchronous `Iterable`
- * (the in-memory fast path of `LlmAdapter`) is pulled directly: the checked
- * result is the one promise per chunk.
+ * (the in-memory fast path of `LlmAdapter`) is pulled directly, and a plain
+ * result (a chunk the source had at hand) is checked at once: the settled
+ * promise of the checked result is then the one promise of the chunk. Calls
+ * made without waiting are answered and checked in call order.
  */
 export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   // Fields are `declare`d and set in the constructor: class fields compile (ES2022) to a separate initializer that V8
@@ -59,9 +61,13 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   /** The source's iterator: asynchronous, or synchronous when `sync` (the in-memory fast path of `LlmAdapter`). */
   private declare inner: AsyncIterator<StreamChunk> | Iterator<StreamChunk> | undefined
   private declare sync: boolean
-  /** The `.then` handlers of every pull, made once per stream. */
+  /** The `.then` handlers of every `next()` that waits (see `wait`), made once per stream. */
   private declare readonly onResult: (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined>
   private declare readonly onError: (error: unknown) => IteratorResult<StreamChunk, undefined>
+  /** The answers of `next()` that wait (a pull pending, or queued behind one) and are not checked yet. */
+  private declare waiting: number
+  /** The answer of the last `next()` that waited: an answer at hand queues behind it while `waiting` is not 0. */
+  private declare last: Promise<IteratorResult<StreamChunk, undefined>> | undefined
   /** The running `pump`: its sink, and how its promise settles once a pull had to wait. */
   private declare sink: ChunkSink | undefined
   private declare pumping: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined
@@ -105,6 +111,8 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     // tests) names field functions with a helper call per instance.
     this.onResult = ProtocolStream.resultHandler(this)
     this.onError = ProtocolStream.errorHandler(this)
+    this.waiting = 0
+    this.last = undefined
     this.sink = undefined
     this.pumping = undefined
     this.onPumped = undefined
@@ -127,12 +135,21 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
       try {
         pending = this.inner!.next()
       } catch (error) {
-        return settle(this.onError, error)
+        if (this.waiting === 0) return this.failNow(error)
+        // After the answers of the earlier calls that still wait (call order).
+        const rethrow = (): never => {
+          throw error
+        }
+        return this.wait(this.last!.then(rethrow, rethrow))
       }
-      if (this.sync) return settle(this.onResult, pending as IteratorResult<StreamChunk>)
-      // A plain result is a chunk the source had at hand (allowed by the `LlmAdapter` protocol): handed on as a resolved promise.
-      if (!(pending instanceof Promise)) pending = Promise.resolve(pending)
-      return pending.then(this.onResult, this.onError)
+      if (this.sync) return this.answerNow(pending as IteratorResult<StreamChunk>)
+      if (pending instanceof Promise) return this.wait(pending)
+      if (pending !== null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.wait(Promise.resolve(pending))
+      // A plain result is a chunk the source had at hand (allowed by the `LlmAdapter` protocol): checked now and handed
+      // on as one settled promise, unless an earlier call still waits: then it is checked after that one (call order).
+      if (this.waiting === 0) return this.answerNow(pending as IteratorResult<StreamChunk>)
+      const result = pending as IteratorResult<StreamChunk>
+      return this.wait(this.last!.then(() => result, () => result))
     }
     if (this.state === IDLE) return this.start()
     if (this.state === FINISHED) return this.close().then(() => DONE)
@@ -143,6 +160,35 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     if (this.state === STREAMING || this.state === FINISHED) await this.close()
     this.state = CLOSED
     return DONE
+  }
+
+  /**
+   * A `next()` answer that waits for `pending`, checked when it settles. The
+   * answers of calls made without waiting are checked in call order (a source
+   * answers its own calls in order, as an async generator does), so a chunk
+   * at hand for a later call never overtakes an earlier call's chunk.
+   */
+  private wait(pending: Promise<IteratorResult<StreamChunk>>): Promise<IteratorResult<StreamChunk, undefined>> {
+    this.waiting++
+    return (this.last = pending.then(this.onResult, this.onError))
+  }
+
+  /** A result at hand, checked now: one settled promise (a throw of the check, a rejected one). */
+  private answerNow(result: IteratorResult<StreamChunk>): Promise<IteratorResult<StreamChunk, undefined>> {
+    try {
+      return Promise.resolve(this.checked(result))
+    } catch (thrown) {
+      return Promise.reject(thrown)
+    }
+  }
+
+  /** A synchronous throw of the source, classified now (or rethrown as a rejection without `classify`). */
+  private failNow(error: unknown): Promise<IteratorResult<StreamChunk, undefined>> {
+    try {
+      return Promise.resolve(this.failed(error))
+    } catch (thrown) {
+      return Promise.reject(thrown)
+    }
   }
 
   /** One pulled result, held to the protocol. */
@@ -242,11 +288,17 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
    * V8 allocates them young (see the constructor).
    */
   private static resultHandler(stream: ProtocolStream): (result: IteratorResult<StreamChunk>) => IteratorResult<StreamChunk, undefined> {
-    return (result) => stream.checked(result)
+    return (result) => {
+      stream.waiting--
+      return stream.checked(result)
+    }
   }
 
   private static errorHandler(stream: ProtocolStream): (error: unknown) => IteratorResult<StreamChunk, undefined> {
-    return (error) => stream.failed(error)
+    return (error) => {
+      stream.waiting--
+      return stream.failed(error)
+    }
   }
 
   private static pumpedHandler(stream: ProtocolStream): (result: IteratorResult<StreamChunk>) => void {
@@ -411,15 +463,6 @@ function pullSample(inner: AsyncIterator<StreamChunk> | Iterator<StreamChunk>): 
 
 function sinkSample(sink: ChunkSink, chunk: StreamChunk): boolean {
   return sink(chunk)
-}
-
-/** `handle(value)` as a promise: its result, or its throw as a rejection. */
-function settle<T>(handle: (value: T) => IteratorResult<StreamChunk, undefined>, value: T): Promise<IteratorResult<StreamChunk, undefined>> {
-  try {
-    return Promise.resolve(handle(value))
-  } catch (thrown) {
-    return Promise.reject(thrown)
-  }
 }
 
 function terminal(reason: FinishReason): IteratorYieldResult<StreamChunk> {
