@@ -12,7 +12,7 @@ import {
   type StreamChunk,
 } from '@deepseek-ai/dsh-llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { collect } from './helpers'
+import { collect, mountLlm } from './helpers'
 import { LocalServer } from './http-server'
 
 const key = 'sk-adapter-test-key-0123456789abcdef'
@@ -144,5 +144,89 @@ describe('HttpProviderAdapter', () => {
       { id: 'm1', contextWindow: 8_000, reasoningEfforts: ['low'] },
       { id: 'm-[redacted]' },
     ])
+  })
+})
+
+describe('HttpProviderAdapter: the key lookup runs at the first pull, inside the redaction', () => {
+  // Not shaped like a key: only the exact-value redaction can hide it.
+  const plainKey = 'opensesame-plain-42'
+  /** What a test prints: the key, should it leak, replaced so that a failing assertion does not show it. */
+  const shown = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null).split(plainKey).join('<THE KEY>'))
+  const leaks = (value: unknown): boolean => JSON.stringify(value ?? null).includes(plainKey)
+
+  /** An adapter whose key check throws an error that quotes the key, counting its calls. */
+  class ThrowingCheck extends LineAdapter {
+    checks = 0
+    protected override keyProblem(k: string): string | undefined {
+      this.checks++
+      throw new Error(`cannot check ${k}`)
+    }
+  }
+
+  const lookupFinish = [
+    { type: 'finish', reason: { kind: 'error', failure: { code: 'UNKNOWN', message: 'the lines adapter failed: its API key lookup threw: cannot check [redacted]' } } },
+  ]
+
+  it('a throwing keyProblem: stream() returns, and the first pull ends the call with a redacted UNKNOWN finish; nothing is sent', async () => {
+    const adapter = new ThrowingCheck({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY' }, { LINES_KEY: plainKey })
+    let outcome: unknown
+    let checksBeforePull = -1
+    try {
+      const stream = adapter.stream(call())
+      checksBeforePull = adapter.checks
+      outcome = await collect(stream)
+    } catch (error) {
+      outcome = `threw: ${(error as Error).message}`
+    }
+    expect({ leaked: leaks(outcome), outcome: shown(outcome), checksBeforePull, checks: adapter.checks, bodies: server.bodies }).toEqual({
+      leaked: false,
+      outcome: lookupFinish,
+      checksBeforePull: 0,
+      checks: 1,
+      bodies: [],
+    })
+  })
+
+  it('the same through ctx.llm: prepareCall resolves (resolveModel needs no key check) and the stream ends with that finish', async () => {
+    const adapter = new ThrowingCheck({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY', defaultModel: 'm1' }, { LINES_KEY: plainKey })
+    const root = await mountLlm()
+    root.llm.registerAdapter(['lines'], adapter)
+    let outcome: unknown
+    try {
+      const prepared = await root.llm.prepareCall({ provider: 'lines', model: 'm1' })
+      outcome = await collect(prepared.stream({ messages: call().messages }))
+    } catch (error) {
+      outcome = `threw: ${(error as Error).message}`
+    }
+    const oneShot = await collect(root.llm.stream({ provider: 'lines', model: 'm1', messages: call().messages }))
+    expect({ leaked: leaks([outcome, oneShot]), outcome: shown(outcome), oneShot: shown(oneShot), bodies: server.bodies }).toEqual({
+      leaked: false,
+      outcome: lookupFinish,
+      oneShot: lookupFinish,
+      bodies: [],
+    })
+  })
+
+  it('a stream that is made but never read looks nothing up; one aborted before its first pull neither', async () => {
+    class Counting extends LineAdapter {
+      checks = 0
+      protected override keyProblem(): string | undefined {
+        this.checks++
+        return undefined
+      }
+    }
+    const adapter = new Counting({ baseUrl: server.url, apiKeyEnv: 'LINES_KEY' }, { LINES_KEY: plainKey })
+    const controller = new AbortController()
+    adapter.stream(call())
+    const stream = adapter.stream({ ...call(), signal: controller.signal })
+    const checksBeforePull = adapter.checks
+    controller.abort()
+    const chunks = await collect(stream)
+    expect({ checksBeforePull, chunks, checks: adapter.checks, bodies: server.bodies }).toEqual({
+      checksBeforePull: 0,
+      chunks: [{ type: 'finish', reason: { kind: 'aborted' } }],
+      checks: 0,
+      bodies: [],
+    })
   })
 })

@@ -7,7 +7,7 @@ import type { HttpDeadlines, HttpExchange } from './exchange'
 import type { HttpFailureContext } from './http-failure'
 import { modelInfoOf, type ModelCapabilities } from './model-info'
 import { BatchedChunks, onlyBatch } from './batched-chunks'
-import { errorFinish, jsonRequestBody, redactedBatches, streamExchange } from './stream-exchange'
+import { errorFinish, jsonRequestBody, redactedBatches, streamExchange, type RedactedCall } from './stream-exchange'
 
 /** Construction options of an HTTP adapter that are not configuration. */
 export interface HttpAdapterOptions {
@@ -45,10 +45,10 @@ export interface ProviderRequest {
 
 /**
  * The part of an `LlmAdapter` that every HTTP provider adapter shares: the
- * registration getters, `resolveModel`, and `stream`, which looks up the API
- * key, refuses a call that cannot be sent (`preflightCall`), encodes the body
- * (`jsonRequestBody`), runs one `streamExchange` and passes everything through
- * `redactedStream`. A subclass supplies only its provider's differences: the
+ * registration getters, `resolveModel`, and `stream`, which, at the stream's
+ * first pull, looks up the API key, refuses a call that cannot be sent
+ * (`preflightCall`), encodes the body (`jsonRequestBody`) and runs one
+ * `streamExchange`, everything inside the redaction of `redactedStream`. A subclass supplies only its provider's differences: the
  * body, the endpoint and headers, how an error answer is classified, and how
  * its event stream turns into chunks.
  *
@@ -61,18 +61,25 @@ export interface ProviderRequest {
  * Contract (the adapters' own): `stream` never throws for anything the
  * provider or the network does; every failure arrives as the final `finish`
  * chunk of kind `error`, the caller's abort as `{ kind: 'aborted' }`, and
- * nothing yielded carries a credential.
+ * nothing yielded carries a credential. `stream()` itself does no work: the
+ * key lookup and the setup run at the first pull, so that a throw there (a
+ * subclass's `keyProblem` or `request`) arrives as a redacted `UNKNOWN`
+ * finish, and a stream that is never read, or whose call was aborted before
+ * its first pull, looks nothing up and builds no body.
  */
 export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings> implements LlmAdapter {
   /** The provider configuration with preset and defaults applied. */
   readonly config: Settings
   protected readonly now: () => number
   protected readonly env: Readonly<Record<string, string | undefined>>
+  /** The secrets known without a lookup (the configured key, the credential headers): a call's until its key is found. */
+  private readonly configSecrets: Secrets
 
   protected constructor(config: Settings, options: HttpAdapterOptions = {}) {
     this.config = config
     this.now = options.now ?? Date.now
     this.env = options.env ?? process.env
+    this.configSecrets = new Secrets(config.apiKey, config.headers)
   }
 
   /** The provider name this adapter is registered under. */
@@ -85,17 +92,21 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
     return this.config.defaultModel
   }
 
-  /** The configured capabilities of `model` (a model that is not configured reports only its id), redacted like failure messages. */
+  /**
+   * The configured capabilities of `model` (a model that is not configured
+   * reports only its id), redacted like failure messages. It needs only the
+   * key's value, so `keyProblem` is not asked.
+   */
   resolveModel(model: string): ModelInfo {
     const name = model || this.config.defaultModel || model
-    return modelInfoOf(name, this.config.models[name], new Secrets(this.apiKey().key, this.config.headers))
+    return modelInfoOf(name, this.config.models[name], new Secrets(this.keyValue(), this.config.headers))
   }
 
   /**
    * Streams one model call, a network read's chunks at a time (see
-   * `BatchedChunks`: `await` each `next()`). The API key is looked up when
-   * the stream is made. An arrow property, so it works detached from the
-   * instance.
+   * `BatchedChunks`: `await` each `next()`). The API key is looked up at the
+   * first pull, not when the stream is made. An arrow property, so it works
+   * detached from the instance.
    */
   readonly stream = (options: GenerateOptions): AsyncIterable<StreamChunk> => this.run(options)
 
@@ -129,18 +140,39 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
     return lookUpApiKey(this.config, this.provider, this.env, (key) => this.keyProblem(key))
   }
 
+  /** The key's value alone (for redaction), found as `apiKey` finds it but without `keyProblem`'s check. */
+  private keyValue(): string | undefined {
+    return lookUpApiKey(this.config, this.provider, this.env, unchecked).key
+  }
+
   private run(options: GenerateOptions): BatchedChunks {
-    const key = this.apiKey()
+    const call: RedactedCall = { secrets: this.configSecrets, open: () => this.open(options, call) }
+    return new BatchedChunks(redactedBatches(call, options.signal, this.provider))
+  }
+
+  /**
+   * Sets a call up on its first pull, inside the redaction (see
+   * `RedactedCall`): the key lookup, whose key then redacts everything after
+   * it, then the exchange.
+   */
+  private open(options: GenerateOptions, call: RedactedCall): AsyncIterable<StreamChunk> {
+    let key: ApiKeyLookup
+    try {
+      key = this.apiKey()
+    } catch (error) {
+      // A throw of the lookup (a subclass's `keyProblem`) may quote the key: redact it with the key, found without the check.
+      call.secrets = new Secrets(this.keyValue(), this.config.headers)
+      throw new Error('its API key lookup threw', { cause: error })
+    }
     const secrets = new Secrets(key.key, this.config.headers)
-    // The exchange is made on the first pull, inside the redaction (see `redactedBatches`): a throw while it is set up
-    // is a redacted finish, not a throw of `stream` carrying the key, and a call aborted before builds no body.
-    return new BatchedChunks(redactedBatches(() => this.exchange(options, key, secrets), secrets, options.signal, this.provider))
+    call.secrets = secrets
+    return this.exchange(options, key, secrets)
   }
 
   /**
    * One HTTP exchange with the provider, yielding raw (unredacted) chunks and
-   * exactly one finish; nothing is sent before it is iterated (and nothing at
-   * all for a call aborted before, see `redactedBatches`).
+   * exactly one finish; made by `open` at the stream's first pull (never for
+   * a call aborted before it, see `redactedBatches`).
    */
   private exchange(options: GenerateOptions, key: ApiKeyLookup, secrets: Secrets): AsyncIterable<StreamChunk> {
     const provider = this.provider
@@ -167,3 +199,6 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
     })
   }
 }
+
+/** A key check that finds nothing wrong: for lookups that only need the key's value. */
+const unchecked = (): undefined => undefined

@@ -205,19 +205,34 @@ export function redactedStream(
   signal: AbortSignal | undefined,
   provider: string,
 ): BatchedChunks {
-  return new BatchedChunks(redactedBatches(raw, secrets, signal, provider))
+  return new BatchedChunks(redactedBatches({ secrets, open: () => raw }, signal, provider))
 }
 
 /**
- * `redactedStream`'s batches. `raw` may also be a function that makes the raw
- * stream: it is then called on the first pull, after the abort check and
- * inside the redacting `try`, so a call aborted before does no work and a
- * throw while the exchange is being set up (an adapter's `request`, say)
- * becomes a redacted `UNKNOWN` finish like any other throw of `raw`.
+ * A call as `redactedBatches` reads it: the credentials it is redacted with
+ * and its raw stream, made on the first pull.
  */
+export interface RedactedCall {
+  /**
+   * The credentials output and failures are redacted with. `open` may replace
+   * them once it has found the call's key (before anything it does next can
+   * throw with the key in a message): they are read after `open` returns or
+   * throws.
+   */
+  secrets: Secrets
+  /**
+   * Makes the raw stream (unredacted chunks ending with one finish). Called
+   * once, on the first pull, after the abort check and inside the redacting
+   * `try`: a call aborted before does no work, and a throw while the call is
+   * set up (its key lookup, an adapter's `request`) becomes a redacted
+   * `UNKNOWN` finish like any other throw of the raw stream.
+   */
+  open(): AsyncIterable<StreamChunk>
+}
+
+/** `redactedStream`'s batches, over a call set up on the first pull (see `RedactedCall`). */
 export async function* redactedBatches(
-  raw: AsyncIterable<StreamChunk> | (() => AsyncIterable<StreamChunk>),
-  secrets: Secrets,
+  call: RedactedCall,
   signal: AbortSignal | undefined,
   provider: string,
 ): AsyncGenerator<readonly StreamChunk[], void, undefined> {
@@ -225,18 +240,21 @@ export async function* redactedBatches(
     yield [abortedFinish()]
     return
   }
-  const content = new ContentRedactor(secrets)
+  let content: ContentRedactor | undefined
   try {
-    for await (const batch of batchesOf(typeof raw === 'function' ? raw() : raw)) {
+    const raw = batchesOf(call.open())
+    const secrets = call.secrets
+    content = new ContentRedactor(secrets)
+    for await (const batch of raw) {
       const out = redactBatch(batch, content, secrets)
       if (out.length > 0) yield out
     }
   } catch (error) {
-    const out: StreamChunk[] = content.flush()
+    const out: StreamChunk[] = content === undefined ? [] : content.flush()
     out.push(
       signal?.aborted
         ? abortedFinish()
-        : errorFinish(secrets.failure({ code: 'UNKNOWN', message: `the ${provider} adapter failed: ${causeOf(error)}` })),
+        : errorFinish(call.secrets.failure({ code: 'UNKNOWN', message: `the ${provider} adapter failed: ${causeOf(error)}` })),
     )
     yield out
   }
