@@ -1,5 +1,4 @@
 import {
-  BatchedChunks,
   errorFinish,
   eventPayload,
   HttpProviderAdapter,
@@ -68,11 +67,7 @@ export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
    * Reads the event stream of a successful response and yields its chunks,
    * then exactly one finish: the chunks of each network read as one batch.
    */
-  protected events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: FailureContext): BatchedChunks {
-    return new BatchedChunks(this.eventBatches(response, exchange, requestId, context))
-  }
-
-  private async *eventBatches(
+  protected async *eventBatches(
     response: Response,
     exchange: HttpExchange,
     requestId: string | undefined,

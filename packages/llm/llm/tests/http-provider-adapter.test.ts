@@ -12,12 +12,12 @@ import {
   type StreamChunk,
 } from '@deepseek-ai/dsh-llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { collect, mountLlm } from './helpers'
+import { collect, deferred, mountLlm } from './helpers'
 import { LocalServer } from './http-server'
 
 const key = 'sk-adapter-test-key-0123456789abcdef'
 
-/** The smallest HTTP adapter: a JSON body `{ model, text }`, the key as `x-key`, one text delta per `data:` line. */
+/** The smallest HTTP adapter: a JSON body `{ model, text }`, the key as `x-key`, one text delta per `data:` line, a batch per read. */
 class LineAdapter extends HttpProviderAdapter<HttpProviderSettings> {
   constructor(settings: Partial<HttpProviderSettings> & { baseUrl: string }, env: Record<string, string | undefined> = {}) {
     super({ name: 'lines', models: {}, headers: {}, requestTimeoutMs: 20_000, idleTimeoutMs: 20_000, ...settings }, { env })
@@ -39,7 +39,12 @@ class LineAdapter extends HttpProviderAdapter<HttpProviderSettings> {
     return classifyHttpFailure(response.status, response.headers, text, context, { readError: () => undefined, requestIdHeaders: ['x-request-id'], contextOverflow: /too long/, billingAdvice: '.' })
   }
 
-  protected async *events(response: Response, exchange: HttpExchange, requestId: string | undefined, context: HttpFailureContext): AsyncGenerator<StreamChunk> {
+  protected async *eventBatches(
+    response: Response,
+    exchange: HttpExchange,
+    requestId: string | undefined,
+    context: HttpFailureContext,
+  ): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const out: StreamChunk[] = []
     let pending = ''
     const sink = {
@@ -52,8 +57,8 @@ class LineAdapter extends HttpProviderAdapter<HttpProviderSettings> {
       end: () => {},
       stopped: false,
     }
-    if (yield* readEventBody(response, exchange, sink, out, context.secrets, requestId)) return
-    yield { type: 'finish', reason: { kind: 'stop' } }
+    if (yield* readEventBody(response, exchange, sink, out, context.secrets, requestId).batches) return
+    yield [{ type: 'finish', reason: { kind: 'stop' } }]
   }
 }
 
@@ -134,6 +139,34 @@ describe('HttpProviderAdapter', () => {
     controller.abort()
     const chunks = await collect(adapter.stream({ ...call(), signal: controller.signal }))
     expect({ chunks, built, bodies: server.bodies }).toEqual({ chunks: [{ type: 'finish', reason: { kind: 'aborted' } }], built: 0, bodies: [] })
+  })
+
+  it("a subclass's eventBatches are handed out as chunks at hand: a read's first chunk with a promise, the rest plainly, in order", async () => {
+    const more = deferred()
+    server.answer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      await new Promise<void>((resolve) => res.write('data: one\ndata: two\ndata: three\n', () => resolve()))
+      await more.promise
+      res.end('data: four\n')
+    })
+    const stream = new LineAdapter({ baseUrl: server.url, apiKey: key }).stream(call())[Symbol.asyncIterator]()
+    const answers = [stream.next()]
+    const first = await answers[0]
+    answers.push(stream.next(), stream.next(), stream.next())
+    more.resolve()
+    const rest = [first, ...(await Promise.all(answers.slice(1)))].map((result) => result.value)
+    const tail = await collect({ [Symbol.asyncIterator]: () => stream })
+    const isThenable = (value: unknown): boolean => typeof (value as { then?: unknown } | null)?.then === 'function'
+    expect({ thenable: answers.map(isThenable), chunks: [...rest, ...tail] }).toEqual({
+      thenable: [true, false, false, true],
+      chunks: [
+        { type: 'text-delta', index: 0, text: 'one' },
+        { type: 'text-delta', index: 0, text: 'two' },
+        { type: 'text-delta', index: 0, text: 'three' },
+        { type: 'text-delta', index: 0, text: 'four' },
+        { type: 'finish', reason: { kind: 'stop' } },
+      ],
+    })
   })
 
   it('classifies an error answer and names the key source; resolveModel reports the configured model, redacted', async () => {

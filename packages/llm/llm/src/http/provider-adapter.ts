@@ -48,15 +48,16 @@ export interface ProviderRequest {
  * registration getters, `resolveModel`, and `stream`, which, at the stream's
  * first pull, looks up the API key, refuses a call that cannot be sent
  * (`preflightCall`), encodes the body (`jsonRequestBody`) and runs one
- * `streamExchange`, everything inside the redaction of `redactedStream`. A subclass supplies only its provider's differences: the
+ * `streamExchange`, everything inside the redaction of `redactedStream`. A
+ * subclass supplies only its provider's differences: the key check, the
  * body, the endpoint and headers, how an error answer is classified, and how
- * its event stream turns into chunks.
+ * its event stream turns into batches of chunks (`eventBatches`).
  *
  * The stream hands out the chunks of one network read as one batch: its
  * `next()` answers the first chunk of each read with a promise and the rest
  * of that read's chunks as plain results (the `LlmAdapter` protocol's chunks
- * at hand; see `BatchedChunks`). `events` keeps the batches when it returns a
- * `BatchedChunks` over `readEventBody(…).batches`.
+ * at hand; see `BatchedChunks`). A subclass's `eventBatches` yields those
+ * batches (`readEventBody(…).batches`); the base wraps them.
  *
  * Contract (the adapters' own): `stream` never throws for anything the
  * provider or the network does; every failure arrives as the final `finish`
@@ -123,17 +124,20 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
   protected abstract answerFailure(response: Response, text: string, requestId: string | undefined, context: HttpFailureContext): LlmFailure
 
   /**
-   * The chunks of an event-stream answer, ending with exactly one finish:
-   * best a `BatchedChunks` whose batches are the chunks of each read (pass
-   * `readEventBody(…).batches` on with `yield*`); any other iterable is taken
-   * a chunk at a time.
+   * The chunks of an event-stream answer, one batch per network read, ending
+   * with exactly one finish: pass `readEventBody(…).batches` on with `yield*`
+   * (a batch per read), then yield the final chunks as one batch. The base
+   * hands each batch out through `BatchedChunks` (the first chunk of a batch
+   * with a promise, the rest plainly); a batch is never changed after it is
+   * yielded. An adapter that decodes one chunk at a time yields one-chunk
+   * batches.
    */
-  protected abstract events(
+  protected abstract eventBatches(
     response: Response,
     exchange: HttpExchange,
     requestId: string | undefined,
     context: HttpFailureContext,
-  ): AsyncIterable<StreamChunk>
+  ): AsyncGenerator<readonly StreamChunk[], void, undefined>
 
   /** The call's key and where it comes from (`lookUpApiKey` with this adapter's `keyProblem`). */
   protected apiKey(): ApiKeyLookup {
@@ -195,7 +199,7 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
       secrets,
       body: encoded.body,
       answerFailure: (response, text, requestId) => this.answerFailure(response, text, requestId, context),
-      events: (response, exchange, requestId) => this.events(response, exchange, requestId, context),
+      events: (response, exchange, requestId) => new BatchedChunks(this.eventBatches(response, exchange, requestId, context)),
     })
   }
 }
