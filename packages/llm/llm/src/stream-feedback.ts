@@ -16,6 +16,11 @@
  * package (dsh-session primes its own chunk path the same way, at its first
  * log).
  *
+ * The sample streams answer as a real adapter does (`source`): a network
+ * read's first chunk with a promise, the rest at hand, without one, so both
+ * of the pump's paths (`await`/`resume` and its loop over plain results) meet
+ * the end of an answer, and the results' class is the real adapters'.
+ *
  * The same for a long block's first join (`PIECE` deltas): the block
  * builder's join branch first runs at a long answer's 4,096th delta, where
  * it would meet no feedback and deoptimize, mid-answer.
@@ -61,19 +66,39 @@ function samples(): StreamChunk[] {
 }
 
 /**
- * A chunk source whose pulls answer with promises already settled, as an
- * adapter's do for the chunks of one network read: the pump takes its
- * asynchronous path (`await`, `resume`), the end of the stream included.
+ * A chunk source answering as the HTTP adapters' `BatchedChunks` answers the
+ * chunks of network reads: the first chunk of a read with a promise (the
+ * pump's `await` and `resume`), the rest of it plainly, without a promise (the
+ * pump's loop: `drive`'s checks for a promise and a thenable, and the plain
+ * result taken as is), and the end with a promise. `firsts` are the positions
+ * of the chunks that start a read (the first chunk always does: a response's
+ * first read follows the request). Its results are object literals of
+ * `BatchedChunks`' shape (`done`, then `value`), so the pump's loads of a
+ * result's fields see the class a real adapter's results have, and no other.
  */
-function source(chunks: StreamChunk[]): SampleSource {
+function source(chunks: StreamChunk[], firsts: readonly number[]): SampleSource {
   let at = 0
-  const iterator: AsyncIterator<StreamChunk> = {
-    next: () => Promise.resolve(at < chunks.length ? { value: chunks[at++]!, done: false } : { value: undefined, done: true }),
-    return: () => Promise.resolve({ value: undefined, done: true }),
+  const next = (): IteratorResult<StreamChunk> | Promise<IteratorResult<StreamChunk>> => {
+    if (at === chunks.length) return Promise.resolve({ done: true, value: undefined })
+    const result: IteratorResult<StreamChunk> = { done: false, value: chunks[at]! }
+    return firsts.includes(at++) ? Promise.resolve(result) : result
   }
+  // The plain answers are the point (see `LlmAdapter`); TypeScript's `AsyncIterator` cannot say so.
+  const iterator = { next, return: () => Promise.resolve({ done: true, value: undefined }) } as unknown as AsyncIterator<StreamChunk>
   const iterable: AsyncIterable<StreamChunk> = { [Symbol.asyncIterator]: () => iterator }
   return { route: 'prime/prime', signal: undefined, open: () => iterable }
 }
+
+/**
+ * Where the sample answer's reads start, by round: two reads of two chunks
+ * (`usage` and `finish` arrive together, as an adapter yields its final
+ * chunks), or a read of three and the `finish` alone; between them every kind
+ * of chunk comes both with a promise and at hand.
+ */
+const READS: readonly (readonly number[])[] = [
+  [0, 2],
+  [0, 3],
+]
 
 /** The chunk and what it holds frozen, as the session hands a logged chunk on before the loop assembles it. */
 function frozen(chunk: StreamChunk): StreamChunk {
@@ -110,7 +135,7 @@ function primeStreamPath(pump: SamplePump): void {
       assembler.push(frozen(chunk))
       return true
     }
-    const pumped = pump(source(samples()), sink)
+    const pumped = pump(source(samples(), READS[round & 1]!), sink)
     if (pumped !== undefined) void pumped.then(() => assembler.result())
   }
   // One block long enough to be joined in pieces (`PIECE` deltas): a long answer first joins at its 4,096th delta,
