@@ -1,7 +1,7 @@
 import { isSignalAborted, readsAbortedNatively } from './abort-read'
 import { LlmError, toLlmFailure } from './failure'
 import type { FinishReason, StreamChunk } from './stream'
-import { primeStreamPathOnce, type SamplePump } from './stream-feedback'
+import { primeStreamPathOnce, pullSample, sinkSample, type SamplePump } from './stream-feedback'
 
 /** The iterator result every finished stream returns; shared, never mutated. */
 export const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
@@ -135,19 +135,15 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
       try {
         pending = this.inner!.next()
       } catch (error) {
-        if (this.waiting === 0) return this.failNow(error)
         // After the answers of the earlier calls that still wait (call order).
-        const rethrow = (): never => {
-          throw error
-        }
-        return this.wait(this.last!.then(rethrow, rethrow))
+        return this.waiting === 0 ? this.now(error, true) : this.wait(this.last!.then(() => Promise.reject(error), () => Promise.reject(error)))
       }
-      if (this.sync) return this.answerNow(pending as IteratorResult<StreamChunk>)
+      if (this.sync) return this.now(pending, false)
       if (pending instanceof Promise) return this.wait(pending)
       if (pending !== null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.wait(Promise.resolve(pending))
       // A plain result is a chunk the source had at hand (allowed by the `LlmAdapter` protocol): checked now and handed
       // on as one settled promise, unless an earlier call still waits: then it is checked after that one (call order).
-      if (this.waiting === 0) return this.answerNow(pending as IteratorResult<StreamChunk>)
+      if (this.waiting === 0) return this.now(pending, false)
       const result = pending as IteratorResult<StreamChunk>
       return this.wait(this.last!.then(() => result, () => result))
     }
@@ -173,19 +169,10 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     return (this.last = pending.then(this.onResult, this.onError))
   }
 
-  /** A result at hand, checked now: one settled promise (a throw of the check, a rejected one). */
-  private answerNow(result: IteratorResult<StreamChunk>): Promise<IteratorResult<StreamChunk, undefined>> {
+  /** A result at hand checked now, or a synchronous throw of the source classified now: one settled promise (a throw, a rejected one). */
+  private now(value: unknown, threw: boolean): Promise<IteratorResult<StreamChunk, undefined>> {
     try {
-      return Promise.resolve(this.checked(result))
-    } catch (thrown) {
-      return Promise.reject(thrown)
-    }
-  }
-
-  /** A synchronous throw of the source, classified now (or rethrown as a rejection without `classify`). */
-  private failNow(error: unknown): Promise<IteratorResult<StreamChunk, undefined>> {
-    try {
-      return Promise.resolve(this.failed(error))
+      return Promise.resolve(threw ? this.failed(value) : this.checked(value as IteratorResult<StreamChunk>))
     } catch (thrown) {
       return Promise.reject(thrown)
     }
@@ -455,15 +442,6 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
 
 /** The feedback prime's pump: a sample source through a new classifying stream. */
 const pumpSample: SamplePump = (source, sink) => new ProtocolStream(source, true, true).pump(sink)
-
-/** A sample stream's pull and sink call (see `ProtocolStream.sample`): call sites no real stream reaches. */
-function pullSample(inner: AsyncIterator<StreamChunk> | Iterator<StreamChunk>): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
-  return inner.next()
-}
-
-function sinkSample(sink: ChunkSink, chunk: StreamChunk): boolean {
-  return sink(chunk)
-}
 
 function terminal(reason: FinishReason): IteratorYieldResult<StreamChunk> {
   return { done: false, value: { type: 'finish', reason } }

@@ -107,6 +107,15 @@ function frozen(chunk: StreamChunk): StreamChunk {
   return Object.freeze(chunk)
 }
 
+/** A sample stream's pull and sink call (see `ProtocolStream`'s `sample`): call sites no real stream reaches. */
+export function pullSample(inner: AsyncIterator<StreamChunk> | Iterator<StreamChunk>): Promise<IteratorResult<StreamChunk>> | IteratorResult<StreamChunk> {
+  return inner.next()
+}
+
+export function sinkSample(sink: (chunk: StreamChunk) => boolean, chunk: StreamChunk): boolean {
+  return sink(chunk)
+}
+
 let primed = false
 
 /** Whether the prime ran (for tests: it must not have run when the module loads). */
