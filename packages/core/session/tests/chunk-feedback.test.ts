@@ -19,19 +19,33 @@ describe("the session chunk path's feedback prime", () => {
       }
       return { ...original, ChunkPack: CountedPack }
     })
+    // The listener call site's prime (`primeListenerCalls`), counted the same way.
+    let listenerPrimes = 0
+    vi.doMock('../src/log/event-dispatch', async (importOriginal) => {
+      const original = await importOriginal<typeof import('../src/log/event-dispatch')>()
+      const primeListenerCalls: typeof original.primeListenerCalls = (...args) => {
+        listenerPrimes++
+        original.primeListenerCalls(...args)
+      }
+      return { ...original, primeListenerCalls }
+    })
     try {
       const { Context } = await import('cordis')
       const { default: Sessions, SessionId } = await import('../src/index')
       const primes = () => made.filter((args) => args[0] === 2 && args[1] === 4).length
-      expect(primes()).toBe(0)
+      expect([primes(), listenerPrimes]).toEqual([0, 0])
 
       const root = new Context()
       await root.plugin(Sessions)
-      expect(primes()).toBe(0)
+      expect([primes(), listenerPrimes]).toEqual([0, 0])
       const heard: unknown[] = []
-      root.on('session/event', (_session, event) => void heard.push(event))
+      const told: unknown[] = []
+      root.on('session/event', (session, event) => {
+        told.push(session)
+        heard.push(event)
+      })
       const session = root.sessions.create(SessionId('first'))
-      expect(primes()).toBe(1)
+      expect([primes(), listenerPrimes]).toEqual([1, 1])
       session.append('turn/start', { turn: 1, trigger: { kind: 'prompt' } })
       session.append('step/start', { turn: 1, step: 1 })
       const chunks = [
@@ -42,7 +56,7 @@ describe("the session chunk path's feedback prime", () => {
       ] as const
       for (const chunk of chunks) session.append('assistant/chunk', { turn: 1, step: 1, chunk: structuredClone(chunk) as never })
       root.sessions.create(SessionId('second'))
-      expect(primes()).toBe(1)
+      expect([primes(), listenerPrimes]).toEqual([1, 1])
 
       // Seq 0 is the log's own `session/meta`, written before any listener could be told.
       const events = [...session.events].slice(1)
@@ -57,7 +71,10 @@ describe("the session chunk path's feedback prime", () => {
       ])
       expect(events.slice(2).map((event) => (event.data as { chunk: unknown }).chunk)).toEqual(chunks)
       expect(JSON.parse(JSON.stringify(events))).toEqual(JSON.parse(JSON.stringify(heard)))
+      // The prime's calls reached private functions only: the listener was told each event once, with its session.
+      expect(told).toEqual(events.map(() => session))
     } finally {
+      vi.doUnmock('../src/log/event-dispatch')
       vi.doUnmock('../src/log/chunk-pack')
       vi.resetModules()
     }

@@ -23,6 +23,7 @@
 import { ChunkPack } from './chunk-pack'
 import { chunkDataShape, freezeChunk } from './chunk-shape'
 import { newEnvelope } from './envelope'
+import { primeListenerCalls } from './event-dispatch'
 import { SlotList } from './slot-list'
 
 const ROUNDS = 24
@@ -80,4 +81,11 @@ function primeChunkPath(): void {
     }
   }
   for (let i = 0; i < pack.count; i++) pack.event(i, i)
+  // Every entry read back, object entries and packed ones, as a session's readers do: a step's end checks its
+  // packed chunks (`get` of packed entries only, thousands in a long answer) and the next session reads its meta (an
+  // object entry); `get` optimized on the packed entries alone was deoptimized by that first object entry
+  // ("insufficient type feedback" for `objects`), just before the next answer.
+  for (let at = 0; at < seq; at++) slots.get(at)
+  // The dispatch's listener call site sees more than one target before it is optimized (see `callListener`).
+  primeListenerCalls(slots, newEnvelope('step/start', seq, 0, Object.freeze({ turn: 1, step: 1 })))
 }

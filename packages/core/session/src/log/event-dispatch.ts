@@ -82,7 +82,7 @@ export class SessionEventDispatch {
     const { session, onError } = this
     for (let i = 0; i < count; i++) {
       try {
-        const result = admitted[i]!(session, event) as PromiseLike<unknown> | null | undefined
+        const result = callListener(admitted[i]!, session, event) as PromiseLike<unknown> | null | undefined
         if (result !== undefined && result !== null && typeof result.then === 'function') result.then(undefined, onError)
       } catch (error) {
         onError(error)
@@ -114,6 +114,41 @@ const bind = Function.prototype.bind
  */
 function bound(callback: Function, filter: object): Listener {
   return Reflect.apply(bind, callback, [filter]) as Listener
+}
+
+/**
+ * Calls one admitted listener: the dispatch's one call site for listeners, in
+ * a function of its own so that the session's first log can give it the type
+ * feedback of more than one target before any dispatch is optimized
+ * (`primeListenerCalls`, run by `chunk-feedback.ts`).
+ *
+ * Why: the admitted listeners are bound functions made per session (`bound`).
+ * A call site that has seen one target only is optimized as a call of that
+ * very function (inlined into the session's append, with the dispatch), and
+ * the next session's first event, whose bound listener is another function,
+ * deoptimized that whole append path ("wrong call target", at the start of the
+ * process's second session's first answer, with one `session/event`
+ * listener); V8 then marks the site as megamorphic, a call of whatever
+ * function comes, for good. Fed two targets first, the site is megamorphic
+ * from the start: the same optimized code as after that deoptimization,
+ * without it.
+ */
+export function callListener(listener: Listener, session: object, event: AnySessionEvent): unknown {
+  return listener(session, event)
+}
+
+/**
+ * Calls a few bound no-op functions, each a new one, through `callListener`
+ * (see there), on objects nobody keeps. V8 keeps a function's type feedback
+ * only after a few calls, hence more calls than targets.
+ */
+export function primeListenerCalls(session: object, event: AnySessionEvent): void {
+  const filter = {}
+  for (let i = 0; i < 16; i++) callListener(bound(ignore, filter), session, event)
+}
+
+function ignore(): undefined {
+  return undefined
 }
 
 function sameRecords(hooks: readonly Hook[], records: readonly Hook[]): boolean {
