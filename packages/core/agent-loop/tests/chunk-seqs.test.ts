@@ -53,6 +53,8 @@ describe('ChunkSeqs', () => {
         expect(first).toEqual(seqs)
         expect(kept.length).toBe(seqs.length)
         expect(kept.toArray()).not.toBe(first)
+        // Frozen: the log, which keeps it, does not walk it to freeze it.
+        expect(Object.isFrozen(first)).toBe(true)
       }),
     )
   })
