@@ -122,6 +122,39 @@ describe('BatchedChunks', () => {
     ])
   })
 
+  it('return() calls interrupt only while a pull is pending, so a source stuck in its read stops without waiting for it', async () => {
+    const read = deferred()
+    const stopped: string[] = []
+    async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+      try {
+        yield [delta('a'), delta('b')]
+        await read.promise // a read that only the interrupt ends
+        yield [delta('late')]
+      } finally {
+        stopped.push('finally')
+      }
+    }
+    const interrupt = () => {
+      stopped.push('interrupt')
+      read.resolve()
+    }
+    const stream = new BatchedChunks(batches(), interrupt)
+    const atHand = [await stream.next(), await stream.next()]
+    const idleReturn = await new BatchedChunks(batches(), interrupt).return()
+    const pending = stream.next()
+    const returned = await stream.return()
+    expect({ atHand, idleReturn, returned, pending: await pending, stopped }).toEqual({
+      atHand: [
+        { done: false, value: delta('a') },
+        { done: false, value: delta('b') },
+      ],
+      idleReturn: { done: true, value: undefined },
+      returned: { done: true, value: undefined },
+      pending: { done: true, value: undefined },
+      stopped: ['interrupt', 'finally'],
+    })
+  })
+
   it("a source's throw rejects that next(), and the stream is over", async () => {
     async function* batches(): AsyncGenerator<readonly StreamChunk[], void, undefined> {
       yield [delta('a')]

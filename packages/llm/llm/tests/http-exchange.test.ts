@@ -123,6 +123,30 @@ describe('HttpExchange: the deadlines', () => {
     await server.closes[0]
   })
 
+  it('return() while a read is pending closes the connection without waiting for the read or the idle deadline, also through redactedStream', async () => {
+    const patient = { requestTimeoutMs: 3_600_000, idleTimeoutMs: 3_600_000 }
+    const sockets: Promise<void>[] = []
+    const stall = (_req: unknown, res: import('node:http').ServerResponse, closed: Promise<void>) => {
+      sockets.push(new Promise<void>((resolve) => res.socket!.once('close', () => resolve())))
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('data: one\n')
+      return closed
+    }
+    server.answer(stall)
+    server.answer(stall)
+    const outcomes: unknown[] = []
+    for (const stream of [streamExchange(post({ deadlines: patient })), redactedStream(streamExchange(post({ deadlines: patient })), secrets, undefined, 'local')]) {
+      const first = await stream.next()
+      const pending = stream.next()
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      const returned = await stream.return(undefined)
+      await sockets[outcomes.length]
+      outcomes.push({ first, pending: await pending, returned })
+    }
+    const outcome = { first: { done: false, value: { type: 'text-delta', index: 0, text: 'one' } }, pending: { done: true, value: undefined }, returned: { done: true, value: undefined } }
+    expect(outcomes).toEqual([outcome, outcome])
+  })
+
   it('a body read to its end completes the exchange: the whole stream, then the finish', async () => {
     server.answer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' })

@@ -15,7 +15,10 @@ export type ChunkAnswer<R> = IteratorResult<StreamChunk, R> | Promise<IteratorRe
  *
  * `return()` stops the source (an async generator's `finally` closes its
  * exchange, and so the connection), also in the middle of a batch; the rest
- * of that batch is dropped. The caller's signal is not read here: the
+ * of that batch is dropped. An async generator's `return()` waits behind its
+ * pending `next()`, so a `return()` while a pull is pending first calls
+ * `interrupt` (when given), which must make that pull settle at once (abort
+ * the read it waits for); the pending calls then see the end. The caller's signal is not read here: the
  * adapter's consumer (`ctx.llm`) reads it before each chunk, and the source
  * meets the abort at its next read.
  *
@@ -43,9 +46,20 @@ export class BatchedChunks<R = void> {
   private declare readonly onBatch: (result: IteratorResult<readonly StreamChunk[], R>) => ChunkAnswer<R>
   private declare readonly onFailure: (error: unknown) => never
   private declare readonly onTurn: () => ChunkAnswer<R>
+  /**
+   * What `return()` calls while a pull is pending: makes the source's pending
+   * `next()` settle promptly (e.g. aborts the exchange's read), so that the
+   * source's `return()`, queued behind it, runs. Composing streams pass it on.
+   */
+  declare readonly interrupt: (() => void) | undefined
 
-  constructor(batches: AsyncGenerator<readonly StreamChunk[], R, undefined>) {
+  /**
+   * @param batches the source: each batch the chunks of one read.
+   * @param interrupt see `interrupt`; without it, a `return()` during a pending pull waits for that pull.
+   */
+  constructor(batches: AsyncGenerator<readonly StreamChunk[], R, undefined>, interrupt?: () => void) {
     this.batches = batches
+    this.interrupt = interrupt
     this.batch = NONE
     this.at = 0
     this.end = undefined
@@ -83,12 +97,17 @@ export class BatchedChunks<R = void> {
     return (this.last = this.last!.then(this.onTurn, this.onTurn))
   }
 
-  /** Stops the source (also mid-batch: the rest of the batch is dropped) and ends the stream. */
+  /**
+   * Stops the source (also mid-batch: the rest of the batch is dropped) and
+   * ends the stream; while a pull is pending, `interrupt` first makes it
+   * settle, so the source stops without waiting for its read.
+   */
   async return(value?: R): Promise<IteratorResult<StreamChunk, R>> {
     this.batch = NONE
     this.at = 0
     if (this.end !== undefined) return this.end
     this.end = { done: true, value: value as R }
+    if (this.waiting !== 0 && this.interrupt !== undefined) this.interrupt()
     await this.batches.return(value as R)
     return this.end
   }

@@ -7,7 +7,7 @@ import type { HttpDeadlines, HttpExchange } from './exchange'
 import type { HttpFailureContext } from './http-failure'
 import { modelInfoOf, type ModelCapabilities } from './model-info'
 import { BatchedChunks, onlyBatch } from './batched-chunks'
-import { errorFinish, jsonRequestBody, redactedBatches, streamExchange, type RedactedCall } from './stream-exchange'
+import { errorFinish, interruptOf, jsonRequestBody, redactedBatches, streamExchange, type RedactedCall } from './stream-exchange'
 
 /** Construction options of an HTTP adapter that are not configuration. */
 export interface HttpAdapterOptions {
@@ -150,8 +150,9 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
   }
 
   private run(options: GenerateOptions): BatchedChunks {
-    const call: RedactedCall = { secrets: this.configSecrets, open: () => this.open(options, call) }
-    return new BatchedChunks(redactedBatches(call, options.signal, this.provider))
+    const call: OpenedCall = { secrets: this.configSecrets, raw: undefined, open: () => this.open(options, call) }
+    // A `return()` while a pull is pending interrupts the exchange the first pull made (see `streamExchange`).
+    return new BatchedChunks(redactedBatches(call, options.signal, this.provider), () => interruptOf(call.raw)?.())
   }
 
   /**
@@ -159,7 +160,7 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
    * `RedactedCall`): the key lookup, whose key then redacts everything after
    * it, then the exchange.
    */
-  private open(options: GenerateOptions, call: RedactedCall): AsyncIterable<StreamChunk> {
+  private open(options: GenerateOptions, call: OpenedCall): AsyncIterable<StreamChunk> {
     let key: ApiKeyLookup
     try {
       key = this.apiKey()
@@ -170,7 +171,9 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
     }
     const secrets = new Secrets(key.key, this.config.headers)
     call.secrets = secrets
-    return this.exchange(options, key, secrets)
+    const raw = this.exchange(options, key, secrets)
+    call.raw = raw
+    return raw
   }
 
   /**
@@ -202,6 +205,11 @@ export abstract class HttpProviderAdapter<Settings extends HttpProviderSettings>
       events: (response, exchange, requestId) => new BatchedChunks(this.eventBatches(response, exchange, requestId, context)),
     })
   }
+}
+
+/** A call of `HttpProviderAdapter.stream`: what `redactedBatches` reads, and the raw stream its first pull made (to interrupt). */
+interface OpenedCall extends RedactedCall {
+  raw: AsyncIterable<StreamChunk> | undefined
 }
 
 /** A key check that finds nothing wrong: for lookups that only need the key's value. */

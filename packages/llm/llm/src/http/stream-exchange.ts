@@ -65,12 +65,21 @@ export interface StreamingPost {
  * as one batch (see `BatchedChunks`).
  */
 export function streamExchange(post: StreamingPost): BatchedChunks {
-  return new BatchedChunks(exchangeBatches(post))
+  const held: HeldExchange = { exchange: undefined }
+  // `return()` while a request or read is pending closes the exchange: the pending fetch or read rejects at once, so
+  // the generator reaches its `finally` (and the connection closes) without waiting for the network or the deadline.
+  return new BatchedChunks(exchangeBatches(post, held), () => held.exchange?.close())
 }
 
-async function* exchangeBatches(post: StreamingPost): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+/** The exchange of a `streamExchange`, once its first pull made it (not before: an unread stream adds no listener to the signal). */
+interface HeldExchange {
+  exchange: HttpExchange | undefined
+}
+
+async function* exchangeBatches(post: StreamingPost, held: HeldExchange): AsyncGenerator<readonly StreamChunk[], void, undefined> {
   const { secrets } = post
   const exchange = new HttpExchange(post.signal, post.provider, post.deadlines)
+  held.exchange = exchange
   try {
     let response: Response
     try {
@@ -205,7 +214,12 @@ export function redactedStream(
   signal: AbortSignal | undefined,
   provider: string,
 ): BatchedChunks {
-  return new BatchedChunks(redactedBatches({ secrets, open: () => raw }, signal, provider))
+  return new BatchedChunks(redactedBatches({ secrets, open: () => raw }, signal, provider), interruptOf(raw))
+}
+
+/** A stream's `interrupt` (see `BatchedChunks`), to pass on from a stream that wraps it; `undefined` for other streams. */
+export function interruptOf(stream: AsyncIterable<StreamChunk> | undefined): (() => void) | undefined {
+  return stream instanceof BatchedChunks ? stream.interrupt : undefined
 }
 
 /**

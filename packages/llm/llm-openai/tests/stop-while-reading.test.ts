@@ -1,0 +1,98 @@
+import LlmService, { type StreamChunk } from '@deepseek-ai/dsh-llm'
+import { deferred, FakeProvider, openAiChunk as chunk, openStream, send } from '@deepseek-ai/dsh-testkit'
+import { Context } from 'cordis'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { OpenAiAdapter } from '../src'
+import { call } from './support/fixture'
+
+// Deadlines far beyond the suite's 30 s ceiling: only the stop itself can release the connection in time.
+const apiKey = 'sk-stop-test-key-0123456789'
+const patient = { requestTimeoutMs: 3_600_000, idleTimeoutMs: 3_600_000 }
+
+let server: FakeProvider
+let adapter: OpenAiAdapter
+beforeEach(async () => {
+  server = await FakeProvider.start()
+  adapter = new OpenAiAdapter({ name: 'fake', baseUrl: server.url, apiKey, ...patient })
+})
+afterEach(async () => {
+  await server.stop()
+})
+
+/**
+ * Sends one delta, then stalls until the client goes away. Resolves when the
+ * request's own socket closes (not `server.idle()`: after an abort Node's
+ * fetch opens a spare connection that it keeps for its keep-alive time).
+ */
+function oneEventThenStall(): Promise<void> {
+  const socketClosed = deferred()
+  server.handle(async (_request, res, closed) => {
+    res.socket!.once('close', () => socketClosed.resolve())
+    openStream(res)
+    await send(res, chunk({ content: 'one' }))
+    await closed
+  })
+  return socketClosed.promise
+}
+
+const one: StreamChunk = { type: 'text-delta', index: 0, text: 'one' }
+/** Lets the pull that was just started reach the network read. */
+const settleTurns = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+async function llmStream(signal?: AbortSignal): Promise<AsyncIterator<StreamChunk>> {
+  const root = new Context()
+  await root.plugin(LlmService)
+  root.llm.registerAdapter(['fake'], adapter)
+  const prepared = await root.llm.prepareCall({ provider: 'fake', model: 'test-model' })
+  return prepared.stream({ messages: call().messages, signal })[Symbol.asyncIterator]()
+}
+
+describe('stopping a stream while a read is pending', () => {
+  it("return() on the adapter's stream while next() waits for the network closes the connection and settles both", async () => {
+    const socketClosed = oneEventThenStall()
+    const stream = adapter.stream(call())[Symbol.asyncIterator]()
+    const first = await stream.next()
+    const pending = stream.next()
+    await settleTurns()
+    const returned = stream.return!()
+    await socketClosed
+    expect({ first, returned: await returned, pending: await pending, after: await stream.next() }).toEqual({
+      first: { done: false, value: one },
+      returned: { done: true, value: undefined },
+      pending: { done: true, value: undefined },
+      after: { done: true, value: undefined },
+    })
+  })
+
+  it("return() on ctx.llm's stream while its next() waits does the same", async () => {
+    const socketClosed = oneEventThenStall()
+    const stream = await llmStream()
+    const first = await stream.next()
+    const pending = stream.next()
+    await settleTurns()
+    const returned = stream.return!()
+    await socketClosed
+    expect({ first, returned: await returned, pending: await pending }).toEqual({
+      first: { done: false, value: one },
+      returned: { done: true, value: undefined },
+      pending: { done: true, value: undefined },
+    })
+  })
+
+  it("the caller's abort while ctx.llm's next() waits ends it with aborted and closes the connection", async () => {
+    const socketClosed = oneEventThenStall()
+    const controller = new AbortController()
+    const stream = await llmStream(controller.signal)
+    const first = await stream.next()
+    const pending = stream.next()
+    await settleTurns()
+    controller.abort()
+    const ended = await pending
+    await socketClosed
+    expect({ first, ended, after: await stream.next() }).toEqual({
+      first: { done: false, value: one },
+      ended: { done: false, value: { type: 'finish', reason: { kind: 'aborted' } } },
+      after: { done: true, value: undefined },
+    })
+  })
+})
