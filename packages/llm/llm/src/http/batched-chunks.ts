@@ -18,9 +18,9 @@ export type ChunkAnswer<R> = IteratorResult<StreamChunk, R> | Promise<IteratorRe
  * of that batch is dropped. An async generator's `return()` waits behind its
  * pending `next()`, so a `return()` while a pull is pending first calls
  * `interrupt` (when given), which must make that pull settle at once (abort
- * the read it waits for); the pending calls then see the end. The caller's signal is not read here: the
- * adapter's consumer (`ctx.llm`) reads it before each chunk, and the source
- * meets the abort at its next read.
+ * the read it waits for); the pending calls then see the end. The caller's
+ * signal is not read here: the adapter's consumer (`ctx.llm`) reads it before
+ * each chunk, and the source meets the abort at its next read.
  *
  * Concurrent `next()` calls (a consumer that does not wait, or several
  * readers) are answered in call order, as an async generator answers them:
