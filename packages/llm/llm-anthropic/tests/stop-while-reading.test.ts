@@ -52,36 +52,27 @@ async function llmStream(signal?: AbortSignal): Promise<AsyncIterator<StreamChun
 }
 
 describe('stopping a stream while a read is pending', () => {
-  it("return() on the adapter's stream while next() waits for the network closes the connection and settles both", async () => {
-    const socketClosed = oneEventThenStall()
-    const stream = adapter.stream(call())[Symbol.asyncIterator]()
-    const first = [await stream.next(), await stream.next()]
-    const pending = stream.next()
-    await settleTurns()
-    const returned = stream.return!()
-    await socketClosed
-    expect({ first, returned: await returned, pending: await pending, after: await stream.next() }).toEqual({
-      first: [{ done: false, value: usage }, { done: false, value: one }],
-      returned: { done: true, value: undefined },
-      pending: { done: true, value: undefined },
-      after: { done: true, value: undefined },
+  const streams: [string, () => Promise<AsyncIterator<StreamChunk>>][] = [
+    ["the adapter's stream", async () => adapter.stream(call())[Symbol.asyncIterator]()],
+    ["ctx.llm's stream", () => llmStream()],
+  ]
+  for (const [name, open] of streams) {
+    it(`return() on ${name} while next() waits for the network closes the connection and settles both`, async () => {
+      const socketClosed = oneEventThenStall()
+      const stream = await open()
+      const first = [await stream.next(), await stream.next()]
+      const pending = stream.next()
+      await settleTurns()
+      const returned = stream.return!()
+      await socketClosed
+      expect({ first, returned: await returned, pending: await pending, after: await stream.next() }).toEqual({
+        first: [{ done: false, value: usage }, { done: false, value: one }],
+        returned: { done: true, value: undefined },
+        pending: { done: true, value: undefined },
+        after: { done: true, value: undefined },
+      })
     })
-  })
-
-  it("return() on ctx.llm's stream while its next() waits does the same", async () => {
-    const socketClosed = oneEventThenStall()
-    const stream = await llmStream()
-    const first = [await stream.next(), await stream.next()]
-    const pending = stream.next()
-    await settleTurns()
-    const returned = stream.return!()
-    await socketClosed
-    expect({ first, returned: await returned, pending: await pending }).toEqual({
-      first: [{ done: false, value: usage }, { done: false, value: one }],
-      returned: { done: true, value: undefined },
-      pending: { done: true, value: undefined },
-    })
-  })
+  }
 
   it("the caller's abort while ctx.llm's next() waits ends it with aborted and closes the connection", async () => {
     const socketClosed = oneEventThenStall()
