@@ -13,6 +13,16 @@ export interface ShellRun {
   readonly signal: AbortSignal
   /** Where the output goes (default: a new buffer of `maxOutputBytes`); pass one to read it while the command runs. */
   readonly output?: OutputBuffer
+  /**
+   * `argv` runs the shell inside bubblewrap, in its own PID namespace. What
+   * the command leaves running then dies with that namespace, which
+   * bubblewrap tears down as it reports the shell's exit, and bubblewrap's
+   * own init (pid 1 there, a member of the group) outlives the shell by a
+   * moment of its own: counting live members after the exit would only
+   * measure how fast the kernel got there. So a sandboxed run never reports
+   * `leftovers`; the group is still killed.
+   */
+  readonly sandboxed?: boolean
 }
 
 /** How a command ended. */
@@ -26,7 +36,7 @@ export interface ShellOutcome {
   readonly exitSignal: NodeJS.Signals | null
   /** Why the command was stopped, if it was: its timeout, or the call's signal. */
   readonly stopped?: 'timeout' | 'cancel'
-  /** Processes of the command were still running after the shell exited; they were killed. */
+  /** Processes of the command were still running after the shell exited; they were killed. Always false for a `sandboxed` run. */
   readonly leftovers: boolean
 }
 
@@ -109,8 +119,9 @@ export function runShell(run: ShellRun): Promise<ShellOutcome> {
       exited = { code, signal }
       clearTimeout(timeout)
       clearTimeout(graceTimer)
-      // Whatever is left of the group goes now; the note about it needs a live (not zombie) member.
-      settling = group === undefined ? settling : liveMembers(group).then((live) => {
+      // Whatever is left of the group goes now; the note about it needs a live (not zombie) member,
+      // and is not given for a sandboxed run (see ShellRun.sandboxed).
+      settling = group === undefined ? settling : (run.sandboxed ? Promise.resolve(false) : liveMembers(group)).then((live) => {
         if (live && !stopped) leftovers = true
         killGroup('SIGKILL')
       })

@@ -62,7 +62,7 @@ export function shellTool(host: ToolHost, setup: ShellSetup, tasks?: ShellTasks)
   const commandLine = (command: string) => {
     const root = host.workspace.realRoot
     const argv = sandbox.kind === 'bubblewrap' ? [sandbox.executable, ...sandboxArguments(sandbox, root), setup.shell, '-c', command] : [setup.shell, '-c', command]
-    return { argv, cwd: root, env: commandEnvironment(config.passSecrets), killGraceMs: config.killGraceMs, maxOutputBytes: config.maxOutputBytes }
+    return { argv, cwd: root, env: commandEnvironment(config.passSecrets), killGraceMs: config.killGraceMs, maxOutputBytes: config.maxOutputBytes, sandboxed: sandbox.kind === 'bubblewrap' }
   }
   /** Runs a command to its end and says how it ended, as the model reads it. */
   const runToEnd = async (command: string, timeoutMs: number, signal: AbortSignal, output?: OutputBuffer): Promise<string> => {
