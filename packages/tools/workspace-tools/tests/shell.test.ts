@@ -6,17 +6,27 @@ import type { WorkspaceToolsOptions } from '@deepseek-ai/dsh-workspace-tools'
 
 const unconfined = { shell: { sandbox: 'off' } } satisfies Partial<WorkspaceToolsOptions>
 
-/** The pid a command wrote to `file` in the workspace, once it is there. */
+/** The real `setTimeout`, taken before any test fakes the timers. */
+const realSetTimeout = globalThis.setTimeout
+
+/**
+ * The pid a command wrote to `file` in the workspace, once it is there (up to
+ * 20 s). Polled on real timers: `vi.waitFor` moves fake timers on by its
+ * interval at each try, which would fire the command's own timer early.
+ */
 async function pidFrom(root: string, file: string): Promise<number> {
-  let pid = 0
-  await vi.waitFor(
-    () => {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    let pid = 0
+    try {
       pid = Number(readFileSync(join(root, file), 'utf8').trim())
-      expect(pid).toBeGreaterThan(0)
-    },
-    { timeout: 20_000, interval: 20 },
-  )
-  return pid
+    } catch {
+      // Not written yet.
+    }
+    if (pid > 0) return pid
+    if (Date.now() > deadline) throw new Error(`${file} held no pid after 20 s`)
+    await new Promise((resolve) => realSetTimeout(resolve, 20))
+  }
 }
 
 afterEach(() => {
@@ -52,13 +62,25 @@ describe('shell', () => {
   it('a timeout stops the whole process group: the shell and what it started in the background', async () => {
     const root = tempDir()
     const { run } = await mount(root, unconfined)
-    const result = await run('shell', { command: 'echo $$ > shell.pid; sleep 1000 & echo $! > child.pid; echo waiting; wait', timeout_ms: 500 })
-    expect(result).toEqual({
-      code: 'TIMEOUT',
-      text: 'Error: the command timed out after 0.5 s; it and every process it started were stopped. Output so far:\nwaiting',
-    })
-    const pids = [await pidFrom(root, 'shell.pid'), await pidFrom(root, 'child.pid')]
-    await vi.waitFor(() => expect(pids.map(alive)).toEqual([false, false]), { timeout: 20_000, interval: 50 })
+    // The command's timer is moved by hand, from when the command is in its `wait`: a real 500 ms can
+    // be over before a loaded machine has even started the shell, and the test would time out a
+    // command that had printed nothing and started nothing yet.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const pending = run('shell', { command: 'echo $$ > shell.pid; echo waiting; sleep 1000 & echo $! > child.pid; wait', timeout_ms: 500 })
+      const pids = [await pidFrom(root, 'shell.pid'), await pidFrom(root, 'child.pid')]
+      await vi.advanceTimersByTimeAsync(499)
+      expect(pids.map(alive)).toEqual([true, true])
+      await vi.advanceTimersByTimeAsync(1)
+      expect(await pending).toEqual({
+        code: 'TIMEOUT',
+        text: 'Error: the command timed out after 0.5 s; it and every process it started were stopped. Output so far:\nwaiting',
+      })
+      vi.useRealTimers()
+      await vi.waitFor(() => expect(pids.map(alive)).toEqual([false, false]), { timeout: 20_000, interval: 50 })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a cancel stops the whole process group and returns what the command printed, marked as cancelled', async () => {
