@@ -10,10 +10,11 @@ import type { TurnState } from './turn-state'
  * with no promise per chunk; `undefined` when the stream finished
  * synchronously, else a promise that settles when it finishes. `sinkChecks`:
  * the signal the sink itself reads before taking each chunk (when it is the
- * call's own, the pump does not read it per chunk too).
+ * call's own, the pump does not read it per chunk too). The sink may be an
+ * object whose `take` the pump calls as its method (dsh-llm's `ChunkTaker`).
  */
 interface Pumpable {
-  pump?(sink: (chunk: StreamChunk) => boolean, sinkChecks?: AbortSignal): Promise<void> | undefined
+  pump?(sink: { take(chunk: StreamChunk): boolean }, sinkChecks?: AbortSignal): Promise<void> | undefined
 }
 
 /**
@@ -40,7 +41,7 @@ export function streamStep(host: TurnHost, state: TurnState, prepared: PreparedS
   const assembler = createAssembler()
   current.assembler = assembler
   const stream = prepared.call.stream(prepared.request) as AsyncIterable<StreamChunk> & Pumpable
-  const sink = chunkSink(host, holder, current, assembler)
+  const sink = new StepSink(host, holder, current, assembler)
   if (typeof stream.pump !== 'function') return finishLater(holder, assembler, iterate(stream, sink))
   // Every chunk at hand (an in-memory model): the step goes on in the same tick, with no promise.
   // The sink reads the turn's abort first thing (`holder.aborted`, which agrees with the signal the
@@ -56,27 +57,45 @@ function finishLater(holder: TurnState['holder'], assembler: Assembler, finished
 
 /**
  * The step's chunk sink: logs the chunk, keeps its seq, feeds the assembler;
- * false once the turn was cancelled. Returned unnamed: tsx's `keepNames`
- * wraps every closure bound to a name in a `defineProperty` call, about
- * 300 ns each, per step.
+ * false once the turn was cancelled. An object whose `take` the pump calls as
+ * its method, not a closure made per step: the pump's optimized code inlines
+ * its sink, and every step's closure would be a new function to it, which
+ * deoptimized the pump (and the session's append it had inlined) at the
+ * start of a process's second step ("wrong call target"); `take` is one
+ * function for every step of every agent.
  */
-function chunkSink(host: TurnHost, holder: TurnState['holder'], current: PreparedStep['step'], assembler: Assembler): (chunk: StreamChunk) => boolean {
-  const { turn, step } = current
-  const seqs = current.chunkSeqs
-  const session = host.session
-  return (chunk) => {
+class StepSink {
+  declare private readonly host: TurnHost
+  declare private readonly holder: TurnState['holder']
+  declare private readonly session: TurnHost['session']
+  declare private readonly seqs: PreparedStep['step']['chunkSeqs']
+  declare private readonly assembler: Assembler
+  declare private readonly turn: number
+  declare private readonly step: number
+
+  constructor(host: TurnHost, holder: TurnState['holder'], current: PreparedStep['step'], assembler: Assembler) {
+    this.host = host
+    this.holder = holder
+    this.session = host.session
+    this.seqs = current.chunkSeqs
+    this.assembler = assembler
+    this.turn = current.turn
+    this.step = current.step
+  }
+
+  take(chunk: StreamChunk): boolean {
     // The holder's `aborted`, which always agrees with its signal's (the holder owns the controller).
-    if (holder.aborted) return false
+    if (this.holder.aborted) return false
     let seq: number
     // Straight to the session (a wrapped `append` included), not through the agent's `append`: one call
     // level less per chunk. A refusal is the same refused-write rule (`TurnHost.refused`).
     try {
-      seq = session.append('assistant/chunk', { turn, step, chunk }).seq
+      seq = this.session.append('assistant/chunk', { turn: this.turn, step: this.step, chunk }).seq
     } catch (error) {
-      throw host.refused('assistant/chunk', error)
+      throw this.host.refused('assistant/chunk', error)
     }
-    seqs.push(seq)
-    assembler.push(chunk)
+    this.seqs.push(seq)
+    this.assembler.push(chunk)
     return true
   }
 }
@@ -86,6 +105,6 @@ function finish(holder: TurnState['holder'], assembler: Assembler): AssembledRes
   return assembler.result()
 }
 
-async function iterate(stream: AsyncIterable<StreamChunk>, sink: (chunk: StreamChunk) => boolean): Promise<void> {
-  for await (const chunk of stream) if (!sink(chunk)) break
+async function iterate(stream: AsyncIterable<StreamChunk>, sink: StepSink): Promise<void> {
+  for await (const chunk of stream) if (!sink.take(chunk)) break
 }

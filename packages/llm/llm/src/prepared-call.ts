@@ -3,7 +3,8 @@ import type { GenerateOptions, LlmAdapter, ModelInfo, PreparedCall, StreamReques
 import type { LlmStreamCall } from './events'
 import { LlmError } from './failure'
 import { abortedNow } from './abort-read'
-import { DONE, ProtocolStream, type ChunkSink, type StreamSource } from './protocol-stream'
+import type { ChunkSink, ChunkTaker } from './chunk-sink'
+import { DONE, ProtocolStream, type StreamSource } from './protocol-stream'
 import type { Mutable } from './records'
 import type { StreamChunk } from './stream'
 
@@ -122,7 +123,7 @@ class CallStream implements AsyncIterableIterator<StreamChunk> {
    * iterating. `sinkChecks`: see `ProtocolStream.pump` (the call's own
    * signal, when the sink checks it before each chunk itself).
    */
-  pump(sink: ChunkSink, sinkChecks?: AbortSignal): Promise<void> | undefined {
+  pump(sink: ChunkSink | ChunkTaker, sinkChecks?: AbortSignal): Promise<void> | undefined {
     if (this.iterator === undefined) {
       if (this.closed) return undefined
       try {

@@ -1,4 +1,5 @@
 import { isSignalAborted, readsAbortedNatively } from './abort-read'
+import { takerOf, type ChunkSink, type ChunkTaker } from './chunk-sink'
 import { LlmError, toLlmFailure } from './failure'
 import type { FinishReason, StreamChunk } from './stream'
 import { primeStreamPathOnce, pullSample, sinkSample, type SamplePump } from './stream-feedback'
@@ -12,12 +13,7 @@ const STREAMING = 1
 const FINISHED = 2
 const CLOSED = 3
 
-/**
- * Receives the chunks of `pump`, synchronously and in order; returns `false`
- * to stop reading (the source is then stopped with `return()`). A throw stops
- * reading too, and is rethrown once the source is stopped.
- */
-export type ChunkSink = (chunk: StreamChunk) => boolean
+export type { ChunkSink, ChunkTaker } from './chunk-sink'
 
 /** Where a `ProtocolStream` takes its chunks from, and what to say in synthesized failures. */
 export interface StreamSource {
@@ -69,7 +65,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   /** The answer of the last `next()` that waited: an answer at hand queues behind it while `waiting` is not 0. */
   private declare last: Promise<IteratorResult<StreamChunk, undefined>> | undefined
   /** The running `pump`: its sink, and how its promise settles once a pull had to wait. */
-  private declare sink: ChunkSink | undefined
+  private declare sink: ChunkTaker | undefined
   private declare pumping: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined
   private declare onPumped: ((result: IteratorResult<StreamChunk>) => void) | undefined
   private declare onPumpFailed: ((error: unknown) => void) | undefined
@@ -225,7 +221,8 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   }
 
   /**
-   * Reads the whole stream into `sink` (see `ChunkSink`), applying the same
+   * Reads the whole stream into `sink` (see `ChunkSink`; an object's `take`
+   * is called as its method: see `ChunkTaker`), applying the same
    * protocol checks as `next()`. Returns `undefined` when it finished
    * synchronously (every chunk was at hand and the source is stopped), else a
    * promise that settles when it finishes. A sink's throw, or a throw of the
@@ -240,10 +237,10 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
    * the end of the stream (a source that ends or throws after it). Any other
    * signal changes nothing.
    */
-  pump(sink: ChunkSink, sinkChecks?: AbortSignal): Promise<void> | undefined {
+  pump(sink: ChunkSink | ChunkTaker, sinkChecks?: AbortSignal): Promise<void> | undefined {
     // The process's first pump gives the chunk path the feedback of an answer's end first (see `stream-feedback.ts`).
     primeStreamPathOnce(pumpSample)
-    this.sink = sink
+    this.sink = takerOf(sink)
     if (sinkChecks !== undefined && sinkChecks === this.source.signal) this.checkSignal = undefined
     // What happens once per stream is done here, not in the loop (`drive`,
     // `await`): a branch that a hot function takes only on a stream's first
@@ -330,7 +327,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
       result = undefined
       let more: boolean
       try {
-        more = this.sample ? sinkSample(this.sink!, chunk) : this.sink!(chunk)
+        more = this.sample ? sinkSample(this.sink!, chunk) : this.sink!.take(chunk)
       } catch (error) {
         const stopping = this.stopSource()
         if (stopping === undefined) throw error

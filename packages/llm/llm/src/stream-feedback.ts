@@ -16,10 +16,11 @@
  * package (dsh-session primes its own chunk path the same way, at its first
  * log).
  *
- * The sample streams answer as a real adapter does (`source`): a network
- * read's first chunk with a promise, the rest at hand, without one, so both
- * of the pump's paths (`await`/`resume` and its loop over plain results) meet
- * the end of an answer, and the results' class is the real adapters'.
+ * The sample streams are the HTTP adapters' own kind of stream (`source`): a
+ * network read's first chunk answered with a promise, the rest at hand,
+ * without one, so both of the pump's paths (`await`/`resume` and its loop
+ * over plain results) meet the end of an answer, with the real adapters'
+ * result objects.
  *
  * The same for a long block's first join (`PIECE` deltas): the block
  * builder's join branch first runs at a long answer's 4,096th delta, where
@@ -34,7 +35,9 @@
  * under load, most of it compiling what the first stream would compile
  * anyway; no observable effect on any caller's stream.
  */
-import { PIECE, createAssembler } from './assembler'
+import { PIECE, createAssembler, type Assembler } from './assembler'
+import type { ChunkTaker } from './chunk-sink'
+import { BatchedChunks } from './http/batched-chunks'
 import type { StreamChunk } from './stream'
 
 /** A chunk source as `ProtocolStream` takes it (its `StreamSource`). */
@@ -45,7 +48,7 @@ interface SampleSource {
 }
 
 /** Pumps `source` into `sink` through a new classifying `ProtocolStream` (passed in: that module calls this one). */
-export type SamplePump = (source: SampleSource, sink: (chunk: StreamChunk) => boolean) => Promise<void> | undefined
+export type SamplePump = (source: SampleSource, sink: ChunkTaker) => Promise<void> | undefined
 
 const ROUNDS = 24
 
@@ -66,28 +69,32 @@ function samples(): StreamChunk[] {
 }
 
 /**
- * A chunk source answering as the HTTP adapters' `BatchedChunks` answers the
- * chunks of network reads: the first chunk of a read with a promise (the
- * pump's `await` and `resume`), the rest of it plainly, without a promise (the
- * pump's loop: `drive`'s checks for a promise and a thenable, and the plain
- * result taken as is), and the end with a promise. `firsts` are the positions
- * of the chunks that start a read (the first chunk always does: a response's
- * first read follows the request). Its results are object literals of
- * `BatchedChunks`' shape (`done`, then `value`), so the pump's loads of a
- * result's fields see the class a real adapter's results have, and no other.
+ * A chunk source as the HTTP adapters' streams are: a `BatchedChunks` over an
+ * async generator of network reads (here, reads at hand: the generator waits
+ * for nothing), with an `interrupt` as `HttpProviderAdapter` passes one.
+ * `firsts` are the positions of the chunks that start a read (the first chunk
+ * always does: a response's first read follows the request). So the sample
+ * streams take exactly the paths a real answer takes: the first chunk of a
+ * read answered with a promise (the pump's `await` and `resume`), the rest at
+ * hand (the pump's loop: `drive`'s checks for a promise and a thenable, the
+ * plain result taken as is), result objects of `BatchedChunks`' own class,
+ * and `return()` after the `finish`. That `return()` stores the stream's end
+ * in a field `BatchedChunks.next` reads, until then only ever `undefined`:
+ * V8 had kept that first value as a constant in the pump's optimized code
+ * (which inlines `next`), and the first real answer's `return()` deoptimized
+ * it, at the end of the process's first answer ("code dependencies"). Stored
+ * here first, on throwaway streams, it is a plain field from the start.
  */
 function source(chunks: StreamChunk[], firsts: readonly number[]): SampleSource {
-  let at = 0
-  const next = (): IteratorResult<StreamChunk> | Promise<IteratorResult<StreamChunk>> => {
-    if (at === chunks.length) return Promise.resolve({ done: true, value: undefined })
-    const result: IteratorResult<StreamChunk> = { done: false, value: chunks[at]! }
-    return firsts.includes(at++) ? Promise.resolve(result) : result
-  }
-  // The plain answers are the point (see `LlmAdapter`); TypeScript's `AsyncIterator` cannot say so.
-  const iterator = { next, return: () => Promise.resolve({ done: true, value: undefined }) } as unknown as AsyncIterator<StreamChunk>
-  const iterable: AsyncIterable<StreamChunk> = { [Symbol.asyncIterator]: () => iterator }
-  return { route: 'prime/prime', signal: undefined, open: () => iterable }
+  return { route: 'prime/prime', signal: undefined, open: () => new BatchedChunks(reads(chunks, firsts), interrupt) }
 }
+
+/** The chunks as network reads, one batch per read. */
+async function* reads(chunks: StreamChunk[], firsts: readonly number[]): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+  for (let read = 0; read < firsts.length; read++) yield chunks.slice(firsts[read], firsts[read + 1] ?? chunks.length)
+}
+
+function interrupt(): void {}
 
 /**
  * Where the sample answer's reads start, by round: two reads of two chunks
@@ -112,8 +119,22 @@ export function pullSample(inner: AsyncIterator<StreamChunk> | Iterator<StreamCh
   return inner.next()
 }
 
-export function sinkSample(sink: (chunk: StreamChunk) => boolean, chunk: StreamChunk): boolean {
-  return sink(chunk)
+export function sinkSample(sink: ChunkTaker, chunk: StreamChunk): boolean {
+  return sink.take(chunk)
+}
+
+/** A sample stream's sink: the chunk, frozen as the session hands a logged chunk on, into the sample's assembler. */
+class SampleTaker implements ChunkTaker {
+  declare private readonly assembler: Assembler
+
+  constructor(assembler: Assembler) {
+    this.assembler = assembler
+  }
+
+  take(chunk: StreamChunk): boolean {
+    this.assembler.push(frozen(chunk))
+    return true
+  }
 }
 
 let primed = false
@@ -140,11 +161,7 @@ export function primeStreamPathOnce(pump: SamplePump): void {
 function primeStreamPath(pump: SamplePump): void {
   for (let round = 0; round < ROUNDS; round++) {
     const assembler = createAssembler()
-    const sink = (chunk: StreamChunk): boolean => {
-      assembler.push(frozen(chunk))
-      return true
-    }
-    const pumped = pump(source(samples(), READS[round & 1]!), sink)
+    const pumped = pump(source(samples(), READS[round & 1]!), new SampleTaker(assembler))
     if (pumped !== undefined) void pumped.then(() => assembler.result())
   }
   // One block long enough to be joined in pieces (`PIECE` deltas): a long answer first joins at its 4,096th delta,
