@@ -54,6 +54,8 @@ export class ControlledCall {
   private readonly closedAt = deferred<CloseReason>()
   private wake: (() => void) | undefined
   private waiting = false
+  /** Set by the stream's `return()`: a read waiting for the test wakes and ends the stream. */
+  private stopping = false
   private drainWaiters: Array<() => void> = []
   private finishSeen = false
   private closeReason: CloseReason | undefined
@@ -207,18 +209,33 @@ export class ControlledCall {
     this.planned.resolve()
   }
 
-  /** @internal The stream the adapter returns. */
-  async *run(): AsyncGenerator<StreamChunk, void, undefined> {
+  /**
+   * @internal The stream the adapter returns. Its `return()` ends it at once,
+   * also while a read waits for the test to push something (an async
+   * generator's own `return()` would wait behind that read, as a provider's
+   * connection would stay open until its idle deadline): the waiting read
+   * then ends the stream, and the stream closes `returned` (or `finished`,
+   * after a `finish`).
+   */
+  run(): AsyncIterableIterator<StreamChunk> {
+    return new ControlledStream(this.generate(), () => {
+      this.stopping = true
+      this.notify()
+    })
+  }
+
+  private async *generate(): AsyncGenerator<StreamChunk, void, undefined> {
     let how: CloseReason = 'returned'
     const signal = this.signal_
     try {
       while (true) {
-        while (this.queue.length === 0 && !signal?.aborted) {
+        while (this.queue.length === 0 && !signal?.aborted && !this.stopping) {
           this.waiting = true
           this.settleDrained()
           await new Promise<void>((resolve) => (this.wake = resolve))
           this.waiting = false
         }
+        if (this.stopping) return
         if (signal?.aborted) {
           how = 'aborted'
           throw abortError(signal)
@@ -242,5 +259,30 @@ export class ControlledCall {
       this.settleDrained()
       this.closedAt.resolve(how)
     }
+  }
+}
+
+/** A controlled call's stream: its generator, with a `return()` that first wakes a read waiting for the test. */
+class ControlledStream implements AsyncIterableIterator<StreamChunk> {
+  constructor(
+    private readonly generator: AsyncGenerator<StreamChunk, void, undefined>,
+    private readonly stop: () => void,
+  ) {}
+
+  next(): Promise<IteratorResult<StreamChunk, void>> {
+    return this.generator.next()
+  }
+
+  return(): Promise<IteratorResult<StreamChunk, void>> {
+    this.stop()
+    return this.generator.return(undefined)
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<StreamChunk, void>> {
+    return this.generator.throw(error)
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
   }
 }

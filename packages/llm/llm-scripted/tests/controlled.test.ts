@@ -143,6 +143,26 @@ describe('controlled calls', () => {
     expect(await call.closed).toBe('returned')
   })
 
+  it('a consumer that stops while its read waits for the test ends the stream at once: the read ends, closed returned', async () => {
+    const model = new ScriptedModel()
+    const call = model.control()
+    const stream = model.stream(options())[Symbol.asyncIterator]()
+    const first = stream.next()
+    const pushed = call.push(text('a'))
+    await first
+    const waiting = stream.next()
+    await pushed // the consumer took the chunk and asked for more: its read waits for the test
+    await call.drained()
+    const returned = stream.return!()
+    expect({ first: await first, waiting: await waiting, returned: await returned, closed: await call.closed, after: await stream.next() }).toEqual({
+      first: { done: false, value: text('a') },
+      waiting: { done: true, value: undefined },
+      returned: { done: true, value: undefined },
+      closed: 'returned',
+      after: { done: true, value: undefined },
+    })
+  })
+
   it('pushing chunks after finish: ctx.llm drops them and stops the stream', async () => {
     const model = new ScriptedModel()
     const root = await mounted(model)

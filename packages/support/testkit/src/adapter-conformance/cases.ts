@@ -21,11 +21,12 @@ export interface FailureCase {
 
 /**
  * A held stream (its `events` streamed, then nothing) that the consumer
- * aborts, stops reading, or that breaks (`cut`); or a call whose signal is
- * already aborted.
+ * aborts, stops reading, or that breaks (`cut`); the same abort or stop made
+ * while the consumer's next read waits for the provider (`abort-waiting`,
+ * `stop-waiting`); or a call whose signal is already aborted.
  */
 export interface HeldCase {
-  readonly kind: 'abort' | 'stop-reading' | 'cut' | 'aborted-before'
+  readonly kind: 'abort' | 'stop-reading' | 'abort-waiting' | 'stop-waiting' | 'cut' | 'aborted-before'
   readonly id: string
   readonly title: string
   readonly events: readonly ProviderEvent[]
@@ -142,6 +143,18 @@ export const CONFORMANCE_CASES = [
     id: 'stop-reading',
     title: 'a consumer that stops reading mid-stream releases the provider',
     events: [text('First words')],
+  },
+  {
+    kind: 'abort-waiting',
+    id: 'abort-while-waiting',
+    title: 'finish aborted: an abort while the next read waits for the provider ends that read with aborted at once, and the provider is released',
+    events: [text('Hold on')],
+  },
+  {
+    kind: 'stop-waiting',
+    id: 'stop-while-waiting',
+    title: 'a consumer that stops reading while its next read waits for the provider releases the provider at once, and both calls end the stream',
+    events: [text('Wait for it')],
   },
   {
     kind: 'cut',

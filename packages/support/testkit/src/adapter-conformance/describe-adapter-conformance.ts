@@ -5,7 +5,7 @@ import type { AdapterBehaviour } from './behaviour'
 import { CONFORMANCE_CASES, type AnswerCase, type ConformanceCase, type FailureCase, type HeldCase } from './cases'
 import type { AdapterConformanceDriver, AdapterUnderTest, ArrangedCall } from './driver'
 import { idealChunks } from './ideal-stream'
-import { bodyOf, drain, leakedSecrets, outcomeOf, playHeld } from './play'
+import { bodyOf, drain, leakedSecrets, outcomeOf, playHeld, type HeldMove } from './play'
 import { protocolProblems, type PlayedStream } from './protocol'
 
 /** Each case runs twice: on the adapter's own stream, and through `ctx.llm` as a consumer reads it. */
@@ -41,10 +41,13 @@ const anyMessage = expect.stringMatching(/\S/)
  * - failures (each `FailureClass`): exactly one `error` finish of that class
  *   with a message (and `retryAfterMs` for `RATE_LIMIT`), nothing before it
  *   (duplicate tool-call ids: whatever came before is valid);
- * - an abort mid-stream: nothing after the abort but an `aborted` finish (or,
- *   on the adapter's own stream, a throw), and the provider is released;
- *   an already aborted call: `aborted` and nothing else;
- * - a consumer that stops reading: the provider is released;
+ * - an abort mid-stream, also while the next read waits for the provider:
+ *   nothing after the abort but an `aborted` finish (or, on the adapter's own
+ *   stream, a throw), and the provider is released; an already aborted call:
+ *   `aborted` and nothing else;
+ * - a consumer that stops reading: the provider is released; when it stops
+ *   while its next read waits for the provider, at once (not at a deadline),
+ *   and that read and `return()` both end the stream;
  * - a stream that breaks mid-answer: its content, then one `TRANSPORT` error
  *   (an adapter may throw it; `ctx.llm` makes it a finish, R-LLM-4).
  *
@@ -87,6 +90,15 @@ export function describeAdapterConformance(name: string, driver: AdapterConforma
       })
     }
   })
+}
+
+/** What `playHeld` does, for each held case (`aborted-before` is played as a whole stream). */
+const MOVES: Record<Exclude<HeldCase['kind'], 'aborted-before'>, HeldMove> = {
+  abort: 'act',
+  cut: 'act',
+  'stop-reading': 'stop',
+  'abort-waiting': 'act-waiting',
+  'stop-waiting': 'stop-waiting',
 }
 
 /** One case's calls against one test's adapter. */
@@ -148,24 +160,33 @@ class CaseRun {
       })
       return
     }
+    const move = MOVES[c.kind]
     const content = assemble(idealChunks(c.events)).content
     const arranged = await this.subject.arrange({ kind: 'hold', events: c.events })
     const act = () => {
-      if (c.kind === 'abort') return controller.abort()
+      if (c.kind === 'abort' || c.kind === 'abort-waiting') return controller.abort()
       if (arranged.cut === undefined) throw new Error('the driver must return cut() from arrange() for a hold behaviour')
       arranged.cut()
     }
-    const held = await this.call(via, arranged, (open) => playHeld(open, content, act, c.kind === 'stop-reading'), controller.signal)
+    const held = await this.call(via, arranged, (open) => playHeld(open, content, act, move), controller.signal)
     expect(held.reached, `${via}: the held content arrived before the stream ended (${JSON.stringify(held.played.chunks)})`).toBe(true)
     this.checkWhole(held.played, via)
-    if (c.kind !== 'stop-reading') {
+    if (c.kind === 'stop-waiting') {
+      const done = { result: expect.objectContaining({ done: true }) }
+      // The read that waited ends the stream: through `ctx.llm` as an end; on the adapter's own stream it may also
+      // reject (the consumer that stopped does not read it), but it never hands out a chunk.
+      const waiting = via === 'ctx.llm' || !('threw' in held.stopped!.waiting) ? done : { threw: expect.anything() }
+      expect(held.stopped, `${via}: the waiting read, return() and a read after them`).toEqual({ waiting, returned: done, after: done })
+    } else if (c.kind !== 'stop-reading') {
       const outcome =
-        c.kind === 'abort' ? { kind: 'aborted' } : { kind: 'error', failure: expect.objectContaining({ code: 'TRANSPORT', message: anyMessage }) }
+        c.kind === 'cut' ? { kind: 'error', failure: expect.objectContaining({ code: 'TRANSPORT', message: anyMessage }) } : { kind: 'aborted' }
       expect({ after: bodyOf(held.played).slice(held.before), outcome: outcomeOf(held.played, controller.signal) }, `${via}: after the ${c.kind}`).toEqual({
         after: [],
         outcome,
       })
     }
+    // A test whose provider is never released fails on the suite's timeout: the adapter kept the connection (or its
+    // stream) open, for instance because its `return()` waited behind the pending read until a deadline.
     await arranged.released
   }
 

@@ -20,19 +20,35 @@ export interface HeldPlay {
   readonly before: number
   /** Whether the held content arrived in full before the stream ended on its own. */
   readonly reached: boolean
+  /**
+   * For a stop while a read waited (`stop-waiting`): what that read and the
+   * `return()` answered, and what a read after them answers.
+   */
+  readonly stopped?: { waiting: Settled; returned: Settled; after: Settled }
 }
+
+/** How a call of the iterator settled: its result, or its rejection. */
+export type Settled = { result: IteratorResult<StreamChunk> } | { threw: unknown }
+
+/**
+ * What the test does once the held content has arrived: `act` (abort, cut)
+ * and read on; `stop` reading (`return()`); or, `…-waiting`, first start the
+ * next read, which waits for the provider (it holds the stream), and then
+ * `act` or stop while that read is pending.
+ */
+export type HeldMove = 'act' | 'stop' | 'act-waiting' | 'stop-waiting'
 
 /**
  * Reads `open()` until the partial content equals `expected` (the held
- * events' content), then runs `act` (abort, cut) and reads on to the end, or,
- * with `stop`, stops reading there (`return()`). A stream that ends or
- * finishes before the content arrived is reported with `reached: false`.
+ * events' content), then makes `move` (see `HeldMove`) and, unless it stopped,
+ * reads on to the end. A stream that ends or finishes before the content
+ * arrived is reported with `reached: false`.
  */
 export async function playHeld(
   open: () => AsyncIterable<StreamChunk>,
   expected: readonly ContentBlock[],
   act: () => void,
-  stop = false,
+  move: HeldMove = 'act',
 ): Promise<HeldPlay> {
   const chunks: StreamChunk[] = []
   const assembler = createAssembler()
@@ -50,12 +66,36 @@ export async function playHeld(
     return { played: { chunks, ending: 'threw', error }, before: chunks.length, reached: false }
   }
   const before = chunks.length
-  if (stop) {
+  if (move === 'stop') {
     await iterator.return?.()
     return { played: { chunks, ending: 'stopped' }, before, reached: true }
   }
-  act()
-  return { played: await rest(iterator, chunks), before, reached: true }
+  if (move === 'act') {
+    act()
+    return { played: await rest(iterator, chunks), before, reached: true }
+  }
+  // The next read waits: the provider holds the stream. A few turns of the event loop let it reach the network (or
+  // whatever it waits on); the contract does not depend on it getting there.
+  const waiting = settled(iterator.next())
+  await new Promise<void>((resolve) => setImmediate(resolve))
+  if (move === 'act-waiting') {
+    act()
+    const answer = await waiting
+    if ('threw' in answer) return { played: { chunks, ending: 'threw', error: answer.threw }, before, reached: true }
+    if (answer.result.done) return { played: { chunks, ending: 'ended' }, before, reached: true }
+    chunks.push(answer.result.value)
+    return { played: await rest(iterator, chunks), before, reached: true }
+  }
+  const returned = settled(iterator.return?.() ?? Promise.resolve({ done: true, value: undefined }))
+  const stopped = { waiting: await waiting, returned: await returned, after: await settled(iterator.next()) }
+  return { played: { chunks, ending: 'stopped' }, before, reached: true, stopped }
+}
+
+function settled(call: Promise<IteratorResult<StreamChunk>>): Promise<Settled> {
+  return call.then(
+    (result) => ({ result }),
+    (threw: unknown) => ({ threw }),
+  )
 }
 
 async function rest(iterator: AsyncIterator<StreamChunk>, chunks: StreamChunk[]): Promise<PlayedStream> {
