@@ -26,8 +26,17 @@ export class SandboxUnavailableError extends Error {
  * Finds and tries bubblewrap. A `bwrap` on the PATH is used only after a
  * probe run with the real arguments succeeds: containers often ship the
  * binary but forbid the namespaces it needs.
+ *
+ * A probe that does not finish within `probeTimeoutMs` proves nothing about
+ * bubblewrap (a machine too busy to start it, a stalled file system), so it
+ * never makes `auto` fall back to an unconfined shell: the plugin does not
+ * start (`SandboxUnavailableError`), as with `bubblewrap` required.
  */
-export async function detectSandbox(config: Pick<ShellConfig, 'sandbox' | 'network' | 'writablePaths'>, root: string): Promise<SandboxStatus> {
+export async function detectSandbox(
+  config: Pick<ShellConfig, 'sandbox' | 'network' | 'writablePaths'>,
+  root: string,
+  probeTimeoutMs = PROBE_TIMEOUT_MS,
+): Promise<SandboxStatus> {
   if (config.sandbox === 'off') return { kind: 'none', reason: 'the sandbox is turned off in the configuration (shell.sandbox: off)' }
   const executable = await findExecutable('bwrap')
   let reason: string
@@ -35,8 +44,15 @@ export async function detectSandbox(config: Pick<ShellConfig, 'sandbox' | 'netwo
     reason = 'bubblewrap (bwrap) is not installed'
   } else {
     const status: SandboxStatus = { kind: 'bubblewrap', executable, network: config.network, writablePaths: [...config.writablePaths] }
-    const failure = await probe(executable, sandboxArguments(status, root))
+    const failure = await probe(executable, sandboxArguments(status, root), probeTimeoutMs)
     if (failure === undefined) return status
+    if (failure === TIMED_OUT) {
+      throw new SandboxUnavailableError(
+        `the check that bubblewrap (bwrap) can create a sandbox here did not finish within ${probeTimeoutMs / 1000} s ` +
+          '(an overloaded machine?); the shell does not fall back to running unconfined on a check that could not finish: ' +
+          'start again, or set shell.sandbox to "off" to run commands without a sandbox',
+      )
+    }
     reason = `bubblewrap (bwrap) is installed but cannot create a sandbox here (${failure})`
   }
   if (config.sandbox === 'bubblewrap') throw new SandboxUnavailableError(`shell.sandbox is "bubblewrap" but ${reason}`)
@@ -79,20 +95,37 @@ export async function findExecutable(name: string): Promise<string | undefined> 
   return undefined
 }
 
-/** How long the probe may take before bubblewrap counts as unusable. */
+/** How long the probe may take; past it, the plugin does not start (see `detectSandbox`). */
 const PROBE_TIMEOUT_MS = 15_000
 
-/** Runs `true` in the sandbox; resolves undefined on success, else the first line of what went wrong. */
-function probe(executable: string, args: string[]): Promise<string | undefined> {
+/** What `probe` answers when its run did not finish in time. */
+const TIMED_OUT: unique symbol = Symbol('the probe timed out')
+
+/**
+ * Runs `true` in the sandbox; resolves undefined on success, `TIMED_OUT` when
+ * it did not finish within `timeoutMs` (it is killed), else the first line of
+ * what went wrong.
+ */
+function probe(executable: string, args: string[], timeoutMs: number): Promise<string | typeof TIMED_OUT | undefined> {
   return new Promise((resolve) => {
     let stderr = ''
-    const child = spawn(executable, [...args, 'true'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL' })
+    let timedOut = false
+    const child = spawn(executable, [...args, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, timeoutMs)
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       if (stderr.length < 2000) stderr += chunk
     })
-    child.on('error', (error) => resolve(error.message))
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      resolve(error.message)
+    })
     child.on('close', (code, signal) => {
-      if (code === 0) resolve(undefined)
+      clearTimeout(timer)
+      if (timedOut) resolve(TIMED_OUT)
+      else if (code === 0) resolve(undefined)
       else resolve(stderr.split('\n').find((line) => line.trim() !== '')?.trim() ?? (signal ? `killed by ${signal}` : `exit code ${code}`))
     })
   })
