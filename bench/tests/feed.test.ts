@@ -65,6 +65,12 @@ describe('feeding deltas in batches, one batch per boundary', () => {
     })
   })
 
+  it("every dsh stream's next() is the same function, as the real adapters' (BatchedChunks.prototype.next), not one made per stream", () => {
+    const first = batchedIterator([1, 2][Symbol.iterator](), 2, async () => {})
+    const second = batchedIterator([3][Symbol.iterator](), 1, async () => {})
+    expect({ next: first.next === second.next, return: first.return === second.return }).toEqual({ next: true, return: true })
+  })
+
   it('pushing into a queue (pi-agent-core) pushes `size` items per boundary, in order, then resolves', async () => {
     const gate = gates()
     const got: number[] = []

@@ -82,53 +82,69 @@ export interface BatchedIterator<T> {
  * Pulls `source` lazily, one item per `next()`, so a throw of `source` (an
  * aborted call) surfaces in order, as a rejected promise. `return()` is
  * passed on to `source`.
+ *
+ * A class, so that every stream's `next` is the same function, as the real
+ * adapters' is (`BatchedChunks.prototype.next`): with a closure made per
+ * stream, each stream's `next` was a new function at `ctx.llm`'s pull site,
+ * and the second answer of a process deoptimized the pump there ("wrong call
+ * target"), a cost the real adapters never cause.
  */
 export function batchedIterator<T>(source: Iterator<T, unknown, undefined>, size: number = STREAM_BATCH, boundary: Boundary = nextMacrotask): BatchedIterator<T> {
   checkSize(size)
-  let left = 0
-  let finished = false
-  const pull = (): IteratorResult<T, undefined> => {
-    if (finished) return { done: true, value: undefined }
-    const result = source.next()
-    if (result.done) {
-      finished = true
-      return { done: true, value: undefined }
-    }
-    left--
-    return { done: false, value: result.value }
-  }
-  const next = (): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>> => {
-    if (left > 0 || finished) {
+  return new Batched(source, size, boundary)
+}
+
+class Batched<T> implements BatchedIterator<T> {
+  private left = 0
+  private finished = false
+
+  constructor(
+    private readonly source: Iterator<T, unknown, undefined>,
+    private readonly size: number,
+    private readonly boundary: Boundary,
+  ) {}
+
+  next(): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>> {
+    if (this.left > 0 || this.finished) {
       try {
-        return pull()
+        return this.pull()
       } catch (error) {
-        finished = true
+        this.finished = true
         return Promise.reject(error)
       }
     }
-    left = size
-    return boundary().then(() => {
+    this.left = this.size
+    return this.boundary().then(() => {
       try {
-        return pull()
+        return this.pull()
       } catch (error) {
-        finished = true
+        this.finished = true
         throw error
       }
     })
   }
-  const iterator: BatchedIterator<T> = {
-    next,
-    return(): Promise<IteratorResult<T, undefined>> {
-      finished = true
-      source.return?.()
-      return Promise.resolve({ done: true, value: undefined })
-    },
-    [Symbol.asyncIterator]() {
-      // The plain answers are the point (see the module comment); TypeScript's AsyncIterator type cannot say so.
-      return iterator as unknown as AsyncIterator<T, undefined>
-    },
+
+  return(): Promise<IteratorResult<T, undefined>> {
+    this.finished = true
+    this.source.return?.()
+    return Promise.resolve({ done: true, value: undefined })
   }
-  return iterator
+
+  [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
+    // The plain answers are the point (see the module comment); TypeScript's AsyncIterator type cannot say so.
+    return this as unknown as AsyncIterator<T, undefined>
+  }
+
+  private pull(): IteratorResult<T, undefined> {
+    if (this.finished) return { done: true, value: undefined }
+    const result = this.source.next()
+    if (result.done) {
+      this.finished = true
+      return { done: true, value: undefined }
+    }
+    this.left--
+    return { done: false, value: result.value }
+  }
 }
 
 /**
