@@ -74,7 +74,7 @@ export async function playHeld(
     act()
     return { played: await rest(iterator, chunks), before, reached: true }
   }
-  // The next read waits: the provider holds the stream. A few turns of the event loop let it reach the network (or
+  // The next read waits: the provider holds the stream. A turn of the event loop lets it reach the network (or
   // whatever it waits on); the contract does not depend on it getting there.
   const waiting = settled(iterator.next())
   await new Promise<void>((resolve) => setImmediate(resolve))
