@@ -84,8 +84,15 @@ const scripts: TestProjectInlineConfiguration = {
   test: { name: 'scripts', root: 'scripts', include: ['tests/**/*.test.ts'] },
 }
 
+/**
+ * The bench's tests import its scenarios, and through them dsh's packages: the
+ * same `dsh-source` resolution as the package projects, or a fresh clone
+ * (no `dist/`) fails to resolve them.
+ */
 const bench: TestProjectInlineConfiguration = {
   extends: true,
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['dsh-source'] } },
   test: { name: 'bench', root: 'bench', include: ['tests/**/*.test.ts'] },
 }
 
