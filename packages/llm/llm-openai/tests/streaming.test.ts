@@ -1,4 +1,4 @@
-import { createUserMessage, type GenerateOptions } from '@deepseek-ai/dsh-llm'
+import { assemble, createUserMessage, type GenerateOptions } from '@deepseek-ai/dsh-llm'
 import { describe, expect, it } from 'vitest'
 import { OpenAiAdapter } from '../src'
 import { call, useFakeProvider } from './support/fixture'
@@ -95,6 +95,41 @@ describe('streaming happy paths', () => {
       { type: 'usage', usage: { inputTokens: 116, outputTokens: 40, cacheReadTokens: 384, reasoningTokens: 0 } },
       { type: 'finish', reason: { kind: 'tool-calls' } },
     ])
+  })
+
+  it('keeps parallel calls apart when the server gives them all index 0 (Ollama): a new id with a name starts a new call', async () => {
+    fixture.server.handle(
+      sse([
+        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'list_dir', arguments: '{"path":' } }] }),
+        // A fragment without an id continues the latest call of its index.
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '"."}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    )
+    const chunks = await collect(fixture.adapter.stream(call()))
+    expect(assemble(chunks)).toEqual({
+      content: [
+        { type: 'tool-call', id: 'call_a', name: 'read_file', arguments: '{"path":"a"}' },
+        { type: 'tool-call', id: 'call_b', name: 'list_dir', arguments: '{"path":"."}' },
+      ],
+      finishReason: { kind: 'tool-calls' },
+    })
+  })
+
+  it('reads a repeated or changing id without a name as the same call continuing (servers that resend the id with every fragment)', async () => {
+    fixture.server.handle(
+      sse([
+        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{"pa' } }] }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { arguments: 'th":' } }] }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_other', type: 'function', function: { arguments: '"a"}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    )
+    expect(assemble(await collect(fixture.adapter.stream(call())))).toEqual({
+      content: [{ type: 'tool-call', id: 'call_a', name: 'read_file', arguments: '{"path":"a"}' }],
+      finishReason: { kind: 'tool-calls' },
+    })
   })
 
   it('gives reasoning, text and each tool call their own block index in order of first appearance', async () => {
