@@ -130,6 +130,49 @@ describe('the read-only list (plan mode)', () => {
     })
   })
 
+  it('reads options as the programs do: an attached -e script, long options by any prefix GNU and git accept, option clusters', async () => {
+    // Each of these wrote a file or ran a program under GNU sed 4, GNU sort 9 and git 2 here.
+    expect({
+      sedAttachedExecute: await readOnly("echo | sed '-e1e touch pwned'"),
+      sedAttachedWrite: await readOnly("echo x | sed '-es/x/y/w out'"),
+      sedClusterExecute: await readOnly("sed '-ne1e touch pwned' a.ts"),
+      sedInPlaceAbbreviated: await readOnly("sed --in-pl 's/a/b/' a.ts"),
+      sedFileAbbreviated: await readOnly('sed --fi=script.sed a.ts'),
+      sedExpressionAbbreviated: await readOnly("echo | sed --expr='1e touch pwned'"),
+      sortOutputAbbreviated: await readOnly('sort --ou=out.txt a.txt'),
+      sortProgramAbbreviated: await readOnly('sort --compress-prog=sh a.txt'),
+      gitGrepPagerAbbreviated: await readOnly("git grep --op='touch pwned' x"),
+      gitGrepPagerInCluster: await readOnly("git grep -iO'touch pwned' x"),
+      printfSetsVariable: await readOnly('printf -v PATH %s bin; ls'),
+    }).toEqual({
+      sedAttachedExecute: 'the sed script "1e touch pwned" writes a file, reads one in, or runs a command',
+      sedAttachedWrite: 'the sed script "s/x/y/w out" uses a flag that writes a file or runs a command',
+      sedClusterExecute: 'the sed script "1e touch pwned" writes a file, reads one in, or runs a command',
+      sedInPlaceAbbreviated: 'sed --in-pl is not an option these checks know (it may stand for --in-place or --file)',
+      sedFileAbbreviated: 'sed --fi=script.sed is not an option these checks know (it may stand for --in-place or --file)',
+      sedExpressionAbbreviated: 'sed --expr=1e touch pwned is not an option these checks know (it may stand for --in-place or --file)',
+      sortOutputAbbreviated: 'sort --ou=out.txt writes a file or runs a program',
+      sortProgramAbbreviated: 'sort --compress-prog=sh writes a file or runs a program',
+      gitGrepPagerAbbreviated: 'git grep -O runs a pager program',
+      gitGrepPagerInCluster: 'git grep -O runs a pager program',
+      printfSetsVariable: 'printf -v sets a variable, which can change what later commands run',
+    })
+    // What stays read-only: the usual spellings, each option exactly.
+    for (const command of [
+      "sed -n -e '1,5p' -e '/x/p' a.ts",
+      "sed -ne '1,5p' a.ts",
+      "sed -E --quiet --expression='s/(a)/\\1/g' a.ts",
+      "sed -n '$p' -- a.ts",
+      'sort -u -k2,2 -t, a.txt',
+      'sort --unique --reverse a.txt',
+      'git grep -n -i -e TODO -- src',
+      'git grep -in TODO',
+      "printf '%s\\n' a b",
+    ]) {
+      expect(await readOnly(command), command).toBe('read-only')
+    }
+  })
+
   it('accepts configured prefixes as read-only too', async () => {
     const command = await parseShellCommand('npm ls --depth 0 && git status')
     expect(readOnlyProblem(command)).toBe('npm is not on the read-only list')
