@@ -1,0 +1,43 @@
+import type { SessionId } from '@deepseek-ai/dsh-session'
+import { afterEach, describe, expect, it } from 'vitest'
+import { harness, records, taskCall, toolResults, type Harness } from './helpers'
+
+let h: Harness | undefined
+afterEach(async () => {
+  await h?.dispose()
+  h = undefined
+})
+
+/** The session ids of the children a parent's log started, in order. */
+function children(parent: { session: { events: readonly { type: string; data: unknown }[] } }): SessionId[] {
+  return parent.session.events.filter((event) => event.type === 'subagent/started').map((event) => (event.data as { sessionId: SessionId }).sessionId)
+}
+
+describe('races between a child ending and its parent stopping (R-CAN-4, R-SUB-1, R-SUB-5)', () => {
+  it("a foreground child that answered keeps its answer when the parent's turn is cancelled while the child is being disposed", async () => {
+    h = await harness({
+      respond: (request, who) => {
+        if (who === 'parent') return request.messages.length === 1 ? taskCall({ description: 'find it', prompt: 'Find the answer.' }) : 'unreachable'
+        return { text: 'It is 42.', usage: { inputTokens: 100, outputTokens: 5 } }
+      },
+    })
+    const parent = await h.agent()
+    // The child's turn has ended and its answer is in its log; the cancel lands during its disposal.
+    h.root.on('agent/disposed', (agent) => {
+      if (String(agent.id).includes('-sub-')) parent.cancel({ kind: 'user' })
+    })
+    parent.followup('What is the answer?')
+    await parent.whenIdle()
+
+    const [child] = children(parent)
+    const childLog = await h.root.sessionPersistence.load(child!)
+    expect(childLog.events.filter((event) => event.type === 'turn/end').map((event) => (event.data as { reason: { kind: string } }).reason.kind)).toEqual(['completed'])
+    // The call already dispatched keeps its real result (R-CAN-4): the child's answer, not ABORTED.
+    expect(toolResults(parent.session)).toEqual(['ok: It is 42.\n\n[explore subagent: 1 model call, 100 input tokens, 5 output tokens]'])
+    expect(records(parent.session, 'subagent/')).toEqual([
+      { type: 'subagent/started', runId: '#1', sessionId: 'p-sub-*', agentType: 'explore', description: 'find it', background: false, callId: 'call_0_0' },
+      { type: 'subagent/finished', runId: '#1', status: 'completed', usage: { inputTokens: 100, outputTokens: 5 }, modelCalls: 1 },
+    ])
+    await h.expectClean()
+  })
+})
