@@ -79,6 +79,11 @@ export class InProcessProvider implements SubagentProvider {
     }
     const child = handle.agent
     const from = child.session.events.length
+    // Whether the cancel won: set when the signal aborts before the child went idle. A cancel that lands
+    // after the child answered (during its disposal) does not turn the answer into a cancellation.
+    // (Read through a function: TypeScript keeps `signal.aborted` narrowed to false from the check above.)
+    const aborted = (): boolean => signal.aborted
+    let cancelled = false
     try {
       try {
         this.permissions()?.inherit(child, parent)
@@ -86,17 +91,19 @@ export class InProcessProvider implements SubagentProvider {
         this.warn(`subagent ${request.runId}: the permissions link to its parent failed (${error instanceof Error ? error.message : String(error)})`)
       }
       hooks.started(child)
-      if (!signal.aborted) {
+      cancelled = aborted()
+      if (!cancelled) {
         child.followup({ content: request.prompt, source: SUBAGENTS_SOURCE })
-        await answeredOrCancelled(child, signal)
+        cancelled = await answeredOrCancelled(child, signal)
       }
     } catch (error) {
+      cancelled = aborted()
       this.warn(`subagent ${request.runId}: ${error instanceof Error ? error.message : String(error)}`)
     } finally {
       // The child's turn (cancelled, or done) closes, its tasks and processes end, its session is detached.
       await handle.dispose()
     }
-    return childOutcome(child.session, from, signal.aborted)
+    return childOutcome(child.session, from, cancelled)
   }
 }
 
@@ -105,21 +112,21 @@ function notRun(code: string, message: string, status: 'failed' | 'cancelled'): 
 }
 
 /**
- * Settles when the child is idle (it answered, and nothing it was woken for
- * is pending), or at once when `signal` aborts: then the child's open turn
- * is cancelled with cause `parent` (its tasks stop with it), and the
- * disposal that follows closes it.
+ * Settles with false when the child is idle (it answered, and nothing it was
+ * woken for is pending), or with true at once when `signal` aborts first:
+ * then the child's open turn is cancelled with cause `parent` (its tasks
+ * stop with it), and the disposal that follows closes it.
  */
-function answeredOrCancelled(child: Agent, signal: AbortSignal): Promise<void> {
+function answeredOrCancelled(child: Agent, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     const cancel = () => {
       child.cancel({ kind: 'parent' })
-      resolve()
+      resolve(true)
     }
     signal.addEventListener('abort', cancel, { once: true })
     const done = () => {
       signal.removeEventListener('abort', cancel)
-      resolve()
+      resolve(false)
     }
     child.whenIdle().then(done, done)
   })
