@@ -38,9 +38,21 @@ const findCheck = literal((args) => {
 })
 
 const sortCheck = literal((args) => {
-  const bad = args.find((arg) => /^-[a-zA-Z]*o/.test(arg) || arg.startsWith('--output') || arg.startsWith('--compress-program'))
+  const bad = args.find((arg) => /^-[a-zA-Z]*o/.test(arg) || abbreviates(arg, 'output') || abbreviates(arg, 'compress-program'))
   return bad ? `sort ${bad} writes a file or runs a program` : undefined
 })
+
+/**
+ * Whether `arg` is the long option `--name`, or a prefix of it that the
+ * program could take for it: GNU getopt_long and git's option parser accept
+ * any unambiguous prefix (`--ou=x` is `--output=x`), so every prefix counts
+ * (an ambiguous one is refused by the program anyway).
+ */
+function abbreviates(arg: string, name: string): boolean {
+  if (!arg.startsWith('--') || arg === '--') return false
+  const given = arg.slice(2).split('=', 1)[0]!
+  return given !== '' && name.startsWith(given)
+}
 
 const uniqCheck = literal((args) => {
   const positional = args.filter((arg) => !arg.startsWith('-') || arg === '-')
@@ -51,22 +63,66 @@ const treeCheck = literal((args) => (args.some((arg) => arg === '-o' || arg.star
 
 const rgCheck = literal((args) => (args.some((arg) => arg.startsWith('--pre')) ? 'rg --pre runs a program on every file' : undefined))
 
+/** sed's options that take no argument, short and long (`-n`, `--quiet`, …): none of them writes or runs anything. */
+const SED_FLAGS = new Set(['n', 'E', 'r', 's', 'u', 'z', 'b'])
+const SED_LONG_FLAGS = new Set(['quiet', 'silent', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'posix', 'debug', 'sandbox', 'binary'])
+
+/**
+ * sed's arguments read as GNU sed reads them: short options in clusters
+ * (`-ne p`), `-e`'s script attached or not (`-es/a/b/`, `-e s/a/b/`), long
+ * options only when spelled in full (GNU sed takes any unambiguous prefix,
+ * so `--in-pl` is `--in-place`: an option not on the list is refused), and
+ * the first operand as the script when no `-e` gave one. `-i` and `-f` are
+ * refused; every script is checked by `sedScriptProblem`.
+ */
 const sedCheck = literal((args) => {
   const scripts: string[] = []
-  let positional = false
+  let operands = false
+  let scriptGiven = false
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
-    if (arg === '-i' || arg.startsWith('-i') || arg.startsWith('--in-place') || /^-[a-zA-Z]*i/.test(arg)) return 'sed -i edits files in place'
-    if (arg === '-f' || arg.startsWith('--file') || /^-[a-zA-Z]*f/.test(arg)) return 'sed -f reads a script that cannot be checked'
-    if (arg === '-e' || arg === '--expression') {
-      const script = args[++i]
-      if (script === undefined) return 'sed -e without a script'
-      scripts.push(script)
-    } else if (arg.startsWith('--expression=')) {
-      scripts.push(arg.slice('--expression='.length))
-    } else if (!arg.startsWith('-') && !positional && scripts.length === 0) {
-      positional = true
-      scripts.push(arg)
+    if (operands || !arg.startsWith('-') || arg === '-') {
+      if (!scriptGiven) scripts.push(arg)
+      scriptGiven = true
+      continue
+    }
+    if (arg === '--') {
+      operands = true
+      continue
+    }
+    if (arg.startsWith('--')) {
+      const [name, value] = splitLong(arg)
+      if (name === 'expression' || name === 'line-length') {
+        const argument = value ?? args[++i]
+        if (argument === undefined) return `sed --${name} without its argument`
+        if (name === 'expression') {
+          scripts.push(argument)
+          scriptGiven = true
+        }
+      } else if (name === 'in-place') {
+        return 'sed -i edits files in place'
+      } else if (name === 'file') {
+        return 'sed -f reads a script that cannot be checked'
+      } else if (!SED_LONG_FLAGS.has(name) || value !== undefined) {
+        return `sed ${arg} is not an option these checks know (it may stand for --in-place or --file)`
+      }
+      continue
+    }
+    for (let j = 1; j < arg.length; j++) {
+      const flag = arg[j]!
+      if (flag === 'i') return 'sed -i edits files in place'
+      if (flag === 'f') return 'sed -f reads a script that cannot be checked'
+      if (flag === 'e' || flag === 'l') {
+        // The rest of the cluster is the argument, or else the next word.
+        const argument = j + 1 < arg.length ? arg.slice(j + 1) : args[++i]
+        if (argument === undefined) return `sed -${flag} without its argument`
+        if (flag === 'e') {
+          scripts.push(argument)
+          scriptGiven = true
+        }
+        break
+      }
+      if (!SED_FLAGS.has(flag)) return `sed -${flag} is not an option these checks know`
     }
   }
   for (const script of scripts) {
@@ -75,6 +131,41 @@ const sedCheck = literal((args) => {
   }
   return undefined
 })
+
+/** `--name=value` → `['name', 'value']`; `--name` → `['name', undefined]`. */
+function splitLong(arg: string): [string, string | undefined] {
+  const equals = arg.indexOf('=')
+  return equals < 0 ? [arg.slice(2), undefined] : [arg.slice(2, equals), arg.slice(equals + 1)]
+}
+
+/** git grep's short options that take an argument (`-e PATTERN`, `-A 3`, …): the rest of a cluster after one of them is that argument. */
+const GIT_GREP_SHORT_ARGUMENTS = new Set(['e', 'f', 'A', 'B', 'C', 'm'])
+
+/** Whether git grep runs a pager program: `-O`, also inside a cluster (`-iO…`), or `--open-files-in-pager` by any prefix. */
+function gitGrepOpensPager(args: readonly string[]): boolean {
+  for (const arg of args) {
+    if (arg === '--') return false
+    if (abbreviates(arg, 'open-files-in-pager')) return true
+    if (arg.startsWith('-') && !arg.startsWith('--')) {
+      for (let j = 1; j < arg.length; j++) {
+        if (arg[j] === 'O') return true
+        if (GIT_GREP_SHORT_ARGUMENTS.has(arg[j]!)) break
+      }
+    }
+  }
+  return false
+}
+
+/**
+ * printf -v sets a shell variable (`printf -v PATH …` changes which programs
+ * later parts run). printf reads options only before its format, so only the
+ * first argument is looked at; one computed at run time could be `-v`.
+ */
+const printfCheck: ArgumentCheck = (args, part) => {
+  const first = args[0]
+  if (first && (first.text === undefined || first.expands)) return `"${clip(part.text)}" has a format computed at run time (it could be -v), so it cannot be checked`
+  return first?.text?.startsWith('-v') ? 'printf -v sets a variable, which can change what later commands run' : undefined
+}
 
 /** `git` subcommands that only read, each with a check of its arguments. */
 const GIT: Record<string, (args: readonly string[]) => string | undefined> = {
@@ -89,7 +180,7 @@ const GIT: Record<string, (args: readonly string[]) => string | undefined> = {
   describe: () => undefined,
   shortlog: () => undefined,
   'cat-file': () => undefined,
-  grep: (args) => (args.some((arg) => arg === '-O' || arg.startsWith('-O') || arg.startsWith('--open-files-in-pager')) ? 'git grep -O runs a pager program' : undefined),
+  grep: (args) => (gitGrepOpensPager(args) ? 'git grep -O runs a pager program' : undefined),
   branch: (args) => listOnly(args, ['-a', '-r', '-l', '-v', '-vv', '--all', '--remotes', '--list', '--verbose', '--show-current', '--no-color', '--color'], 'git branch with these arguments changes branches'),
   tag: (args) => listOnly(args, ['-l', '--list', '-n'], 'git tag with these arguments creates or deletes tags'),
   remote: (args) => (args.length === 0 || (args.length === 1 && (args[0] === '-v' || args[0] === '--verbose')) || (args[0] === 'get-url' && args.length === 2) ? undefined : 'git remote with these arguments changes remotes'),
@@ -106,7 +197,7 @@ const gitCheck = literal((args) => {
   if (sub.startsWith('-')) return `git options before the subcommand (${sub}) can change what git runs`
   const check = GIT[sub]
   if (!check) return `git ${sub} is not a read-only git command`
-  const bad = args.find((arg) => GIT_WRITING_OPTIONS.some((option) => arg === option || arg.startsWith(`${option}=`)))
+  const bad = args.find((arg) => GIT_WRITING_OPTIONS.some((option) => abbreviates(arg, option.slice(2))))
   if (bad) return `git ${sub} ${bad} writes a file or runs a program`
   return check(args.slice(1))
 })
@@ -145,7 +236,7 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ArgumentCheck>> = Objec
   pwd: anyArguments,
   cd: anyArguments,
   echo: anyArguments,
-  printf: anyArguments,
+  printf: printfCheck,
   true: anyArguments,
   false: anyArguments,
   test: anyArguments,
