@@ -1,8 +1,9 @@
-import { symlinkSync } from 'node:fs'
+import { realpathSync, symlinkSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { MemorySessionPersistence, SessionId, memoryPersistence } from '@deepseek-ai/dsh-session'
 import { trace } from '@deepseek-ai/dsh-testkit'
 import WorkspaceTools from '@deepseek-ai/dsh-workspace-tools'
+import type { PermissionsOptions } from '@deepseek-ai/dsh-permissions'
 import { decisions, harness, modeMessages, tempDir, writeTree } from './helpers'
 
 describe('a child agent is never more permissive than its parent (R-PRM-2a)', () => {
@@ -148,5 +149,46 @@ describe('with dsh-workspace-tools', () => {
       'write_file: write 1 bytes to out/secret.txt',
       'shell: run "echo hi" in the workspace. NOT sandboxed (the sandbox is turned off in the configuration (shell.sandbox: off)): the command runs with the full permissions of the user running the agent and can read and change files outside the workspace and use the network. [{"tool":"shell","command":"echo hi"}]',
     ])
+  })
+})
+
+describe('path rules see through symbolic links and the root’s other spelling', () => {
+  /**
+   * A workspace given by a link (`ws` → `real-ws`, as `/tmp` → `/private/tmp` on macOS), with a
+   * `secrets/` directory and `docs/keys`, a link to it inside the workspace.
+   */
+  async function linkedWorkspace(rules: PermissionsOptions['rules']) {
+    const base = tempDir('dsh-ws-')
+    writeTree(base, { 'real-ws/secrets/key.txt': 'KEY\n', 'real-ws/docs/readme.md': 'docs\n' })
+    symlinkSync(`${base}/real-ws`, `${base}/ws`)
+    symlinkSync('../secrets', `${base}/real-ws/docs/keys`)
+    const h = await harness({
+      standIns: false,
+      permissions: { rules },
+      before: (ctx) => ctx.plugin(WorkspaceTools, { root: `${base}/ws`, shell: { sandbox: 'off' } }),
+    })
+    return { h, agent: await h.agent(), realRoot: realpathSync(`${base}/ws`) }
+  }
+
+  it('a deny rule for secrets/** also denies the same files read through a link inside the workspace or by the real root’s path', async () => {
+    const { h, agent, realRoot } = await linkedWorkspace([{ tool: '*', match: { path: 'secrets/**' }, decision: 'deny' }])
+    const denied = { code: 'DENIED', text: 'Error: tool call denied: a permission rule forbids it (session rule *(path: "secrets/**") → deny)' }
+    expect({
+      direct: await h.call(agent, 'read_file', { path: 'secrets/key.txt' }),
+      throughLink: await h.call(agent, 'read_file', { path: 'docs/keys/key.txt' }),
+      byRealRoot: await h.call(agent, 'read_file', { path: `${realRoot}/secrets/key.txt` }),
+    }).toEqual({ direct: denied, throughLink: denied, byRealRoot: denied })
+  })
+
+  it('an allow rule for docs/** does not allow an edit whose file lies elsewhere through a link: it asks', async () => {
+    const { h, agent } = await linkedWorkspace([{ tool: 'edit_file', match: { path: 'docs/**' }, decision: 'allow' }])
+    for (const path of ['docs/readme.md', 'docs/keys/key.txt']) expect((await h.call(agent, 'read_file', { path })).code).toBe('ok')
+    expect((await h.call(agent, 'edit_file', { path: 'docs/readme.md', old_string: 'docs', new_string: 'DOCS' })).code).toBe('ok')
+    expect(h.asked).toEqual([])
+    expect(await h.call(agent, 'edit_file', { path: 'docs/keys/key.txt', old_string: 'KEY', new_string: 'PWNED' })).toEqual({
+      code: 'DENIED',
+      text: expect.stringContaining('tool call denied'),
+    })
+    expect(h.asked).toEqual(['edit_file: replace 1 occurrence of "KEY" in docs/keys/key.txt'])
   })
 })
