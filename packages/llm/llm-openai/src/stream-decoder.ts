@@ -5,6 +5,8 @@ interface ToolSlot {
   /** The content-block index, given at the call's first appearance. */
   readonly index: number
   id?: string
+  /** The id the server gave this call (not one made up for it). */
+  given?: string
   name?: string
   /** Argument text received before the name; sent with the first chunk. */
   pending: string
@@ -37,7 +39,12 @@ export type DecodedEnd =
  *   stable for the whole stream. Empty strings open nothing.
  * - A tool call's first chunk carries its id and name; argument fragments that
  *   arrive before the name are held and sent with it. A call without an id
- *   gets a fresh one. A call that has the id of another call of the message
+ *   gets a fresh one. A fragment with a function name and an id other than
+ *   the one its index's call was given starts a new call: Ollama gives every
+ *   parallel call index 0, and merging them would run one call with
+ *   concatenated arguments and lose the others. Without a name, a changed id
+ *   is read as the same call continuing (servers that resend an id, or make a
+ *   new one, with every fragment). A call that has the id of another call of the message
  *   breaks the stream (`MALFORMED_STREAM`): its results could not say which
  *   call they answer, and running both might run one action twice.
  * - `usage` (DeepSeek sends it with the finish, OpenAI in a last chunk with no
@@ -50,7 +57,10 @@ export class StreamDecoder {
   private next = 0
   private reasoningIndex = -1
   private textIndex = -1
+  /** The latest call of each stream index (or id), which fragments without their own start continue. */
   private readonly tools = new Map<number | string, ToolSlot>()
+  /** Every call of the answer, in order of first appearance. */
+  private readonly slots: ToolSlot[] = []
   /** The tool-call ids seen so far, to the slot that carries each. */
   private readonly ids = new Map<string, ToolSlot>()
   private malformed: string | undefined
@@ -112,9 +122,11 @@ export class StreamDecoder {
     // Servers that omit `index` send each call whole; fall back to its id, then its position.
     const key: number | string = typeof call.index === 'number' ? call.index : (id ?? `#${position}`)
     let slot = this.tools.get(key)
+    if (slot !== undefined && id && name && slot.given !== undefined && slot.given !== id) slot = undefined
     if (!slot) {
       slot = { index: this.next++, pending: '', announced: false }
       this.tools.set(key, slot)
+      this.slots.push(slot)
     }
     if (id && !slot.id) {
       const holder = this.ids.get(id)
@@ -124,6 +136,7 @@ export class StreamDecoder {
       }
       this.ids.set(id, slot)
       slot.id = id
+      slot.given = id
     }
     if (name && !slot.name) slot.name = name
     if (!slot.announced) {
@@ -171,7 +184,7 @@ export class StreamDecoder {
     const chunks: StreamChunk[] = []
     const usage = this.usageChunk()
     if (usage) chunks.push(usage)
-    const unnamed = [...this.tools.values()].find((slot) => !slot.announced)
+    const unnamed = this.slots.find((slot) => !slot.announced)
     const reason: FinishReason = unnamed
       ? {
           kind: 'error',
@@ -180,7 +193,7 @@ export class StreamDecoder {
             message: `${provider} streamed a tool call (content block ${unnamed.index}) without a function name`,
           },
         }
-      : finishReason(this.finishReason, this.tools.size > 0, provider)
+      : finishReason(this.finishReason, this.slots.length > 0, provider)
     chunks.push({ type: 'finish', reason })
     return { kind: 'finish', chunks }
   }
