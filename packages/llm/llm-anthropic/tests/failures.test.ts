@@ -115,4 +115,16 @@ describe('failures are classified, with the provider words, hints and request id
     server.handle(reply(200, apiError('overloaded_error', 'Overloaded')), reply(200, { type: 'message', content: [] }))
     expect([only(await run()).code, only(await run()).code]).toEqual(['SERVER', 'MALFORMED_STREAM'])
   })
+
+  it('a 200 answer that is no event stream (a proxy\'s HTML page) is EMPTY_RESPONSE quoting its first line, redacted', async () => {
+    server.handle((request, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end(`<html><body>Sign in to the gateway (${String(request.headers['x-api-key'])})</body></html>\n`)
+    })
+    expect(only(await run())).toEqual({
+      code: 'EMPTY_RESPONSE',
+      message:
+        'claude ended the stream without producing anything; it sent lines that are not server-sent events, first "<html><body>Sign in to the gateway ([redacted])</body></html>"',
+    })
+  })
 })
