@@ -76,6 +76,7 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
     const out: StreamChunk[] = []
     let stopped = false
     let broken: LlmFailure | undefined
+    let foreign: string | undefined
     const parser = createParser({
       onEvent: (event) => {
         if (stopped || broken) return
@@ -88,6 +89,10 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
         if (result?.kind === 'stop') stopped = true
         else if (result?.kind === 'error') broken = streamErrorFailure(result.payload, requestId, context)
         else if (result?.kind === 'malformed') broken = { code: 'MALFORMED_STREAM', message: result.message, ...withRequestId(requestId) }
+      },
+      // Lines that are not SSE fields are ignored, as the SSE spec says; the first is kept to explain a stream that ends without an answer.
+      onError: (error) => {
+        foreign ??= error.line ?? error.field ?? error.message
       },
     })
     const sink = {
@@ -107,11 +112,16 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
       yield [{ type: 'finish', reason: finish }]
       return
     }
+    // A proxy's HTML page or a plain-text error arrives with status 200 as lines that are not events: quote the first.
+    const hint =
+      foreign !== undefined
+        ? `; it sent lines that are not server-sent events, first ${JSON.stringify(secrets.excerpt(foreign, SNIPPET_CHARS))}`
+        : ''
     yield [
       errorFinish(
         decoder.produced
-          ? { code: 'TRANSPORT', message: `${provider}'s stream ended before the answer finished (no message_stop)`, ...withRequestId(requestId) }
-          : { code: 'EMPTY_RESPONSE', message: `${provider} ended the stream without producing anything`, ...withRequestId(requestId) },
+          ? { code: 'TRANSPORT', message: `${provider}'s stream ended before the answer finished (no message_stop)${hint}`, ...withRequestId(requestId) }
+          : { code: 'EMPTY_RESPONSE', message: `${provider} ended the stream without producing anything${hint}`, ...withRequestId(requestId) },
       ),
     ]
   }
