@@ -16,6 +16,13 @@ export interface TaskToolHost {
   readonly timeoutMs: number
 }
 
+/**
+ * A prompt or description of only whitespace is refused by the validator (INVALID_ARGUMENTS naming the
+ * field), as `spawn()` would refuse it anyway; a refinement, so the JSON schema the model reads is unchanged.
+ */
+const notBlank = (text: string) => text.trim() !== ''
+const BLANK = 'must not be blank'
+
 /** dsh-tools' "no deadline": a foreground child has none of its own by default; the caller's cancel stops it. */
 const NO_DEADLINE = 0
 
@@ -44,8 +51,12 @@ export function taskTool(host: TaskToolHost) {
     name: 'task',
     description: describeTask(types, fallback, host.managed),
     parameters: z.object({
-      description: z.string().min(1).max(200).describe('A short (3-5 word) title of the task'),
-      prompt: z.string().min(1).describe('The task for the subagent, with everything it needs to know: it sees nothing of this conversation but this prompt'),
+      description: z.string().min(1).max(200).refine(notBlank, BLANK).describe('A short (3-5 word) title of the task'),
+      prompt: z
+        .string()
+        .min(1)
+        .refine(notBlank, BLANK)
+        .describe('The task for the subagent, with everything it needs to know: it sees nothing of this conversation but this prompt'),
       agentType: z.enum(names).optional().describe(`The agent type (default ${fallback.name})`),
       background: z.boolean().optional().describe('Run it in the background: the result is a task id at once, and the answer comes later as a message'),
     }),
