@@ -1,4 +1,5 @@
-import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { realpath } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { effectOf, type ApprovalScope, type ToolCall, type ToolEffect, type ToolInvocation } from '@deepseek-ai/dsh-tools'
 import type { CallFacts } from './rules'
 import { parseShellCommand } from './shell/command'
@@ -19,9 +20,11 @@ export interface WorkspaceToolsView {
 
 /**
  * The facts of a call: its `path` (or `file_path`) argument resolved
- * against the workspace `root` (relative inside it, absolute otherwise;
- * "inside" resolves symbolic links through the workspace tools when the
- * tool is one of theirs) and its `command` argument parsed.
+ * against the workspace `root` (relative inside it, absolute otherwise) and
+ * where it leads once symbolic links are resolved (`resolved`, when that is
+ * another place: a link inside the workspace, or the root spelled by its
+ * real path), and its `command` argument parsed. "Inside" holds only when
+ * the path is inside lexically and where it leads is inside too.
  */
 export async function gatherFacts(
   invocation: ToolInvocation,
@@ -34,12 +37,23 @@ export async function gatherFacts(
   if (raw !== undefined && raw !== '' && !raw.includes('\0')) {
     const absolute = root !== undefined ? resolve(root, raw) : isAbsolute(raw) ? resolve(raw) : undefined
     const within = root !== undefined && absolute !== undefined ? relative(root, absolute) : isAbsolute(raw) ? undefined : normalized(raw)
-    const lexicallyInside = within !== undefined && within !== '..' && !within.startsWith(`..${sep}`) && !isAbsolute(within)
-    const relativePath = lexicallyInside ? within.split(sep).join('/') || '.' : undefined
+    const lexicallyInside = within !== undefined && isInside(within)
+    const relativePath = lexicallyInside ? slashed(within) : undefined
     let inside = lexicallyInside && root !== undefined
+    let resolved: PathSpelling | undefined
+    if (absolute !== undefined) {
+      const [real, realRoot] = await Promise.all([realLocation(absolute), root !== undefined ? realLocation(root) : undefined])
+      const realWithin = real !== undefined && realRoot !== undefined ? relative(realRoot, real) : undefined
+      const realRelative = realWithin !== undefined && isInside(realWithin) ? slashed(realWithin) : undefined
+      // Another place, or the same place named from the root's real path (`/private/tmp/ws/x` for `/tmp/ws/x`).
+      if (real !== undefined && (real !== absolute || realRelative !== relativePath)) {
+        resolved = { absolute: real, ...(realRelative !== undefined ? { relative: realRelative } : {}) }
+        if (realRelative === undefined) inside = false
+      }
+    }
     // The workspace tools resolve symbolic links: a link out of the workspace is not inside.
     if (inside && workspace?.contains && Object.values(workspace.definitions ?? {}).includes(invocation.tool)) inside = await workspace.contains(raw)
-    path = { absolute: absolute ?? raw, inside, ...(relativePath !== undefined ? { relative: relativePath } : {}) }
+    path = { absolute: absolute ?? raw, inside, ...(relativePath !== undefined ? { relative: relativePath } : {}), ...(resolved ? { resolved } : {}) }
   }
   const command = typeof args.command === 'string' ? await parseShellCommand(args.command) : undefined
   return {
@@ -48,6 +62,38 @@ export async function gatherFacts(
     shell: options.shellTools.includes(invocation.call.name),
     ...(path ? { path } : {}),
     ...(command ? { command } : {}),
+  }
+}
+
+/** A path as a rule may match it: relative to the workspace root when inside it, and absolute. */
+type PathSpelling = NonNullable<NonNullable<CallFacts['path']>['resolved']>
+
+function isInside(within: string): boolean {
+  return within !== '..' && !within.startsWith(`..${sep}`) && !isAbsolute(within)
+}
+
+function slashed(within: string): string {
+  return within.split(sep).join('/') || '.'
+}
+
+/**
+ * Where `absolute` leads once every symbolic link is resolved: the real
+ * path of its nearest existing ancestor joined with the names below it (a
+ * file about to be created). Undefined when the file system does not say
+ * (a loop, no permission): the tool meets the same error.
+ */
+async function realLocation(absolute: string): Promise<string | undefined> {
+  const below: string[] = []
+  for (let at = absolute; ; at = dirname(at)) {
+    try {
+      const real = await realpath(at)
+      return below.length ? join(real, ...below.reverse()) : real
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined
+    }
+    if (dirname(at) === at) return undefined
+    below.push(basename(at))
   }
 }
 
@@ -66,7 +112,8 @@ function normalized(raw: string): string {
 
 /**
  * What an "always" answer to a question the mode raised covers: edits in
- * the file's directory (`src/cli/**`, or the file itself at the root), a
+ * the file's directory (`src/cli/**`, or the file itself at the root; none
+ * for a path that leads elsewhere through a symbolic link), a
  * command by its first word or two (`git status`, `npm test`, `ls`; none for
  * a compound command or one that writes a file), or every call of the tool.
  */
@@ -83,7 +130,8 @@ export function suggestScope(tool: string, facts: CallFacts): ApprovalScope | un
   }
   if (facts.path) {
     const relativePath = facts.path.relative
-    if (!facts.path.inside || relativePath === undefined || relativePath === '.') return undefined
+    // A path that leads elsewhere through a link: an "always" for its directory would not cover it (allow rules need both spellings).
+    if (!facts.path.inside || facts.path.resolved || relativePath === undefined || relativePath === '.') return undefined
     const slash = relativePath.lastIndexOf('/')
     const glob = (text: string) => text.replace(/[*?[\]{}\\]/g, '\\$&')
     return { tool, path: slash < 0 ? glob(relativePath) : `${glob(relativePath.slice(0, slash))}/**` }

@@ -76,8 +76,19 @@ export function labelOf(layered: LayeredRule): string {
 /** What the rules look at in one call. */
 export interface CallFacts {
   readonly tool: string
-  /** The call's path argument: relative to the workspace when inside it, else absolute. */
-  readonly path?: { readonly relative?: string; readonly absolute: string; readonly inside: boolean }
+  /**
+   * The call's path argument: relative to the workspace when inside it, and
+   * absolute. `resolved` is where it leads once symbolic links are resolved,
+   * when that is another place (relative to the workspace's real path when
+   * inside it): a deny or ask rule matches when either spelling matches, an
+   * allow rule only when both do.
+   */
+  readonly path?: {
+    readonly relative?: string
+    readonly absolute: string
+    readonly inside: boolean
+    readonly resolved?: { readonly relative?: string; readonly absolute: string }
+  }
   /** The call's `command` argument, parsed, when it has one. */
   readonly command?: ShellCommand
 }
@@ -95,12 +106,12 @@ export interface RuleMatch {
  * specificity do not matter. Undefined when no rule decides.
  */
 export function matchRules(rules: readonly LayeredRule[], facts: CallFacts): RuleMatch | undefined {
-  const relevant = rules.filter((layered) => toolMatches(layered.rule.tool, facts.tool) && pathMatches(layered.rule, facts))
+  const relevant = rules.filter((layered) => toolMatches(layered.rule.tool, facts.tool))
   for (const decision of ['deny', 'ask'] as const) {
-    const hit = relevant.find((layered) => layered.rule.decision === decision && restrictiveCommandMatches(layered.rule, facts))
+    const hit = relevant.find((layered) => layered.rule.decision === decision && pathMatches(layered.rule, facts, 'some') && restrictiveCommandMatches(layered.rule, facts))
     if (hit) return { decision, rules: [hit] }
   }
-  const allows = relevant.filter((layered) => layered.rule.decision === 'allow')
+  const allows = relevant.filter((layered) => layered.rule.decision === 'allow' && pathMatches(layered.rule, facts, 'every'))
   const whole = allows.find((layered) => layered.rule.match?.command === undefined)
   if (whole) return { decision: 'allow', rules: [whole] }
   const byCommand = allows.filter((layered) => layered.rule.match?.command !== undefined)
@@ -119,12 +130,20 @@ function toolMatches(glob: string, tool: string): boolean {
   return isPlain(glob) ? glob === tool : compileGlob(glob).matches(tool)
 }
 
-function pathMatches(rule: PermissionRule, facts: CallFacts): boolean {
+/**
+ * A rule's path condition against the call's path as written and, when it
+ * leads elsewhere, as resolved: `some` for deny and ask (either spelling
+ * matches), `every` for allow (both must).
+ */
+function pathMatches(rule: PermissionRule, facts: CallFacts, spellings: 'some' | 'every'): boolean {
   const glob = rule.match?.path
   if (glob === undefined) return true
-  if (!facts.path) return false
-  if (glob.startsWith('/')) return compileGlob(glob).matches(facts.path.absolute)
-  return facts.path.relative !== undefined && compileGlob(glob.replace(/^\.\//, '')).matches(facts.path.relative)
+  const path = facts.path
+  if (!path) return false
+  const matches = (spelling: { readonly relative?: string; readonly absolute: string }) =>
+    glob.startsWith('/') ? compileGlob(glob).matches(spelling.absolute) : spelling.relative !== undefined && compileGlob(glob.replace(/^\.\//, '')).matches(spelling.relative)
+  const all = path.resolved ? [path, path.resolved] : [path]
+  return spellings === 'some' ? all.some(matches) : all.every(matches)
 }
 
 /** A deny or ask rule's command condition: any part mentions the prefix (rough tokens when unparsed). */

@@ -189,6 +189,7 @@ describe('path rules see through symbolic links and the root’s other spelling'
       code: 'DENIED',
       text: expect.stringContaining('tool call denied'),
     })
-    expect(h.asked).toEqual(['edit_file: replace 1 occurrence of "KEY" in docs/keys/key.txt'])
+    // No "always" is offered: one for docs/keys/** would not cover a file that lies in secrets/.
+    expect(h.asked).toEqual(['edit_file: edit docs/keys/key.txt: replace 1 line with 1 line'])
   })
 })
