@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import type { ScriptReply } from '@deepseek-ai/dsh-llm-scripted'
 import { harness, toolResults, type Harness } from './helpers'
 
 let h: Harness | undefined
@@ -10,7 +11,7 @@ afterEach(async () => {
 describe('malformed task arguments (R-SUB-3)', () => {
   it('a blank prompt or description is an INVALID_ARGUMENTS result that names the field; nothing starts and the turn goes on', async () => {
     h = await harness({
-      respond: (request, who) => {
+      respond: (request, who): string | ScriptReply => {
         if (who !== 'parent') return 'unreachable'
         return request.messages.length === 1
           ? {
