@@ -1,6 +1,6 @@
 import type { SessionId } from '@deepseek-ai/dsh-session'
 import { afterEach, describe, expect, it } from 'vitest'
-import { harness, records, taskCall, toolResults, type Harness } from './helpers'
+import { Gates, harness, records, taskCall, toolResults, type Harness } from './helpers'
 
 let h: Harness | undefined
 afterEach(async () => {
@@ -39,5 +39,33 @@ describe('races between a child ending and its parent stopping (R-CAN-4, R-SUB-1
       { type: 'subagent/finished', runId: '#1', status: 'completed', usage: { inputTokens: 100, outputTokens: 5 }, modelCalls: 1 },
     ])
     await h.expectClean()
+  })
+
+  it('unloading dsh-subagents while a background child runs stops its task as unloaded: the owner is told without a turn (R-TSK-1a)', async () => {
+    const gates = new Gates()
+    h = await harness({
+      respond: (request, who) => {
+        if (who !== 'parent') return gates.hold(who, request)
+        return request.messages.length === 1 ? taskCall({ description: 'behind', prompt: 'Look behind.', background: true }) : 'Started it.'
+      },
+    })
+    const parent = await h.agent()
+    const ended: string[] = []
+    h.root.on('tasks/cancelled', ({ task, result }) => void ended.push(`${task.id} cancelled ${result.stoppedBy}`))
+    h.root.on('tasks/failed', ({ task, result }) => void ended.push(`${task.id} failed ${result.error?.code}`))
+    parent.followup('Start one.')
+    await gates.reached('Look behind.')
+    await parent.whenIdle()
+    const calls = h.requestsOf(parent).length
+
+    await h.plugins[1]!.dispose()
+    await parent.whenIdle()
+
+    expect(ended).toEqual(['task-1 cancelled unloaded'])
+    expect(h.requestsOf(parent).length).toBe(calls)
+    expect(records(parent.session, 'task/')).toEqual([
+      { type: 'task/started', id: 'task-1', kind: 'subagent', title: 'explore "behind"', callId: 'call_0_0' },
+      { type: 'task/delivered', id: 'task-1', status: 'cancelled', via: 'inject', messageId: 'm' },
+    ])
   })
 })
