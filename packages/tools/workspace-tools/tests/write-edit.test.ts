@@ -1,7 +1,14 @@
+import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { fakeAgent, mount, tempDir, writeTree } from './helpers'
+
+const execFileAsync = promisify(execFile)
+const repository = fileURLToPath(new URL('../../../..', import.meta.url))
+const child = fileURLToPath(new URL('./fixtures/limited-write-child.ts', import.meta.url))
 
 describe('write_file', () => {
   it('creates a file (and missing directories) without a read, and reads back what it wrote', async () => {
@@ -123,5 +130,32 @@ describe('edit_file', () => {
       code: 'BINARY_FILE',
       text: 'Error: latin1.txt is not a UTF-8 text file; edit_file would corrupt it',
     })
+  })
+})
+
+describe('a write the file system refuses part way', () => {
+  it('is a FILE_SYSTEM error saying so, and leaves the file as it was (a created one is removed)', { timeout: 60_000 }, async () => {
+    // A child process with a 1 MiB file size limit (RLIMIT_FSIZE) writes 2 MB: the write fails part
+    // way with EFBIG, as a full disk fails one with ENOSPC.
+    const root = tempDir()
+    const old = 'keep me\n'.repeat(2_000)
+    writeTree(root, { 'keep.txt': old })
+    const { stdout, stderr } = await execFileAsync(
+      'bash',
+      ['-c', 'ulimit -f 1024; exec "$@"', '_', process.execPath, '--conditions=dsh-source', '--import', 'tsx', child, root, '2000000'],
+      { cwd: repository, env: { ...process.env, TSX_DISABLE_CACHE: '1' } },
+    )
+    expect({ results: JSON.parse(stdout), stderr }).toEqual({
+      results: {
+        write: { code: 'FILE_SYSTEM', text: 'Error: keep.txt would be larger than this process may write a file (EFBIG); keep.txt was left as it was' },
+        afterWrite: 'unchanged',
+        edit: { code: 'FILE_SYSTEM', text: 'Error: keep.txt would be larger than this process may write a file (EFBIG); keep.txt was left as it was' },
+        afterEdit: 'unchanged',
+        create: { code: 'FILE_SYSTEM', text: 'Error: new.txt would be larger than this process may write a file (EFBIG); new.txt was not created' },
+        afterCreate: 'missing',
+      },
+      stderr: '',
+    })
+    expect(readFileSync(join(root, 'keep.txt'), 'utf8')).toBe(old)
   })
 })
