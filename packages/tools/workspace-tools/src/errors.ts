@@ -78,6 +78,10 @@ export function fileSystemError(error: unknown, shown: string): ToolError {
       return workspaceError('FILE_SYSTEM', `${shown} already exists`, error)
     case 'ENOSPC':
       return workspaceError('FILE_SYSTEM', `no space left on the device for ${shown}`, error)
+    case 'EFBIG':
+      return workspaceError('FILE_SYSTEM', `${shown} would be larger than this process may write a file (EFBIG)`, error)
+    case 'EDQUOT':
+      return workspaceError('FILE_SYSTEM', `the disk quota is used up for ${shown}`, error)
     case 'EROFS':
       return workspaceError('FILE_SYSTEM', `${shown} is on a read-only file system`, error)
     case undefined: {

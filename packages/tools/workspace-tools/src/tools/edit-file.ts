@@ -64,7 +64,7 @@ export function editFileTool(host: ToolHost) {
         )
       }
       const edited = all ? text.split(search).join(replacement) : text.slice(0, at[0]) + replacement + text.slice(at[0]! + search.length)
-      await storeFile(host, target, Buffer.from(edited, 'utf8'), run.agent.id, 'edit_file')
+      await storeFile(host, target, Buffer.from(edited, 'utf8'), run.agent.id, 'edit_file', bytes)
       return at.length === 1
         ? `Edited ${target.shown}: replaced 1 occurrence at line ${lines[0]}`
         : `Edited ${target.shown}: replaced ${plural(at.length, 'occurrence')} (at lines ${lines.slice(0, LISTED_LINES).join(', ')}${lines.length > LISTED_LINES ? ', …' : ''})`

@@ -1,4 +1,5 @@
-import { workspaceError } from '../errors'
+import { unlink, type FileHandle } from 'node:fs/promises'
+import { fileSystemError, workspaceError } from '../errors'
 import { readAll, type ToolHost } from '../host'
 import type { WorkspacePath } from '../workspace'
 import { formatBytes } from './format'
@@ -20,18 +21,70 @@ export async function loadFile(host: ToolHost, target: WorkspacePath, tool: stri
  * Replaces the content of `target` (created, with missing directories, when
  * it does not exist) and records the new bytes as what the agent last saw.
  * The file is rewritten in place, so its mode, owner and hard links stay.
+ *
+ * A write the file system refuses part way (a full disk, a quota, a file
+ * size limit, an I/O error, also at close) never leaves a half-written file
+ * behind when it can help it: the file grows first, by the new text's tail
+ * written past the old end, so running out of space there leaves the old
+ * content whole; the old bytes (`previous`, the file's content when it was
+ * checked) are put back on any failure, and a file this call created is
+ * removed. The error is a `FILE_SYSTEM` (or the errno's) `ToolError` that
+ * says which of those happened.
  */
-export async function storeFile(host: ToolHost, target: WorkspacePath, bytes: Uint8Array, agent: string, tool: string): Promise<void> {
+export async function storeFile(
+  host: ToolHost,
+  target: WorkspacePath,
+  bytes: Uint8Array,
+  agent: string,
+  tool: string,
+  previous: Uint8Array | undefined,
+): Promise<void> {
   const { handle } = await host.workspace.openToWrite(target, `; ${tool} writes files, not directories`)
+  let failure: { error: unknown } | undefined
+  let restored = false
   try {
-    await handle.truncate(0)
-    let written = 0
-    while (written < bytes.length) {
-      const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, written)
-      written += bytesWritten
-    }
-  } finally {
-    await handle.close()
+    await replaceContent(handle, bytes, previous?.length ?? 0)
+  } catch (error) {
+    failure = { error }
+    if (previous) restored = await replaceContent(handle, previous, 0).then(() => true, () => false)
   }
-  host.ledger.remember(agent, target.real, bytes)
+  try {
+    await handle.close()
+  } catch (error) {
+    // A close can report a write that did not land (NFS flushes there).
+    failure ??= { error }
+  }
+  if (!failure) {
+    host.ledger.remember(agent, target.real, bytes)
+    return
+  }
+  let outcome: string
+  if (target.exists) {
+    outcome = restored ? `${target.shown} was left as it was` : `${target.shown} could not be put back as it was and may be incomplete`
+  } else {
+    const removed = await unlink(target.real).then(() => true, () => false)
+    outcome = removed ? `${target.shown} was not created` : `${target.shown} may be left incomplete`
+  }
+  const cause = fileSystemError(failure.error, target.shown)
+  throw workspaceError(cause.code, `${cause.message}; ${outcome}`, failure.error)
+}
+
+/**
+ * Makes the open file hold `bytes`, growing it before anything is
+ * overwritten: first the part of `bytes` past `oldLength` (the space a full
+ * disk would refuse), then the part over the old content, then the file is
+ * cut to length.
+ */
+async function replaceContent(handle: FileHandle, bytes: Uint8Array, oldLength: number): Promise<void> {
+  const overlap = Math.min(oldLength, bytes.length)
+  await writeRange(handle, bytes, overlap, bytes.length)
+  await writeRange(handle, bytes, 0, overlap)
+  await handle.truncate(bytes.length)
+}
+
+async function writeRange(handle: FileHandle, bytes: Uint8Array, from: number, to: number): Promise<void> {
+  for (let at = from; at < to; ) {
+    const { bytesWritten } = await handle.write(bytes, at, to - at, at)
+    at += bytesWritten
+  }
 }

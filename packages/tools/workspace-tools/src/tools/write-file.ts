@@ -22,9 +22,10 @@ export function writeFileTool(host: ToolHost) {
     effect: 'write',
     async execute({ path, content }, run) {
       const target = await host.workspace.writable(path)
-      if (target.exists) host.ledger.check(run.agent.id, target.real, await loadFile(host, target, 'write_file', run.signal), target.shown, 'write_file')
+      const previous = target.exists ? await loadFile(host, target, 'write_file', run.signal) : undefined
+      if (previous) host.ledger.check(run.agent.id, target.real, previous, target.shown, 'write_file')
       const bytes = Buffer.from(content, 'utf8')
-      await storeFile(host, target, bytes, run.agent.id, 'write_file')
+      await storeFile(host, target, bytes, run.agent.id, 'write_file', previous)
       return `Wrote ${bytes.length} bytes to ${target.shown}`
     },
   })
