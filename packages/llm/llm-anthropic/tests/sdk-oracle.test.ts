@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { assemble, createUserMessage, type ContentBlock, type TokenUsage } from '@deepseek-ai/dsh-llm'
-import { FakeProvider } from '@deepseek-ai/dsh-testkit'
+import { FakeProvider, openStream } from '@deepseek-ai/dsh-testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AnthropicAdapter } from '../src'
-import { collect, stream, wire, type WireEvent } from './support/wire'
+import { collect, sseText, stream, wire, type WireEvent } from './support/wire'
 
 // The official SDK's stream accumulator is the oracle: the same recorded event streams are served to
 // it and to the adapter over HTTP, and what each makes of them is compared field by field.
@@ -113,6 +113,47 @@ describe('the adapter agrees with the official SDK stream accumulator on the sam
       expect(server.requests.map((r) => [r.url, r.headers['x-api-key']])).toEqual([
         ['/v1/messages', apiKey],
         ['/v1/messages', apiKey],
+      ])
+    })
+  }
+})
+
+describe('an error event is an error whatever its data, as the SDK reads it (by the event name)', () => {
+  const cases: Array<[string, string, Record<string, unknown>]> = [
+    [
+      'JSON without the top-level type',
+      '{"error":{"type":"billing_error","message":"Your credit balance is too low"}}',
+      { code: 'AUTH', message: 'claude sent an error in the stream: Your credit balance is too low; billing_error', requestId: 'req_test' },
+    ],
+    [
+      'plain text',
+      'upstream overloaded',
+      { code: 'SERVER', message: 'claude sent an error in the stream: upstream overloaded', requestId: 'req_test' },
+    ],
+  ]
+  for (const [title, data, failure] of cases) {
+    it(title, async () => {
+      const body = async (_request: unknown, res: import('node:http').ServerResponse) => {
+        openStream(res, { 'request-id': 'req_test' })
+        res.write(sseText([wire.start(), wire.text(0), wire.textDelta(0, 'Half')]))
+        res.end(`event: error\ndata: ${data}\n\n`)
+      }
+      server.handle(body, body)
+      const client = new Anthropic({ apiKey, baseURL: server.origin, maxRetries: 0 })
+      const sdk = await client.messages
+        .stream({ model: 'claude-test', max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] })
+        .finalMessage()
+        .then(
+          () => 'no error',
+          (error: Error) => error.message,
+        )
+      const adapter = new AnthropicAdapter({ name: 'claude', baseUrl: server.origin, apiKey })
+      const ours = await collect(adapter.stream({ provider: 'claude', model: 'claude-test', messages: [createUserMessage('hi')] }))
+      // The SDK fails with the provider's words; so does the adapter, classified, after the text that came before.
+      expect(sdk).toContain(data.includes('credit') ? 'Your credit balance is too low' : data)
+      expect(ours.slice(1)).toEqual([
+        { type: 'text-delta', index: 0, text: 'Half' },
+        { type: 'finish', reason: { kind: 'error', failure } },
       ])
     })
   }
