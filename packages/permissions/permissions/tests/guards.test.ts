@@ -180,6 +180,19 @@ describe('path rules see through symbolic links and the root’s other spelling'
     }).toEqual({ direct: denied, throughLink: denied, byRealRoot: denied })
   })
 
+  it('a deny rule for secrets/** also covers the directory itself: grep or list_dir of secrets (or secrets/) is refused', async () => {
+    const { h, agent } = await linkedWorkspace([{ tool: '*', match: { path: 'secrets/**' }, decision: 'deny' }])
+    const denied = { code: 'DENIED', text: 'Error: tool call denied: a permission rule forbids it (session rule *(path: "secrets/**") → deny)' }
+    expect({
+      grep: await h.call(agent, 'grep', { pattern: 'KEY', path: 'secrets' }),
+      grepSlash: await h.call(agent, 'grep', { pattern: 'KEY', path: 'secrets/' }),
+      grepThroughLink: await h.call(agent, 'grep', { pattern: 'KEY', path: 'docs/keys' }),
+      list: await h.call(agent, 'list_dir', { path: './secrets' }),
+    }).toEqual({ grep: denied, grepSlash: denied, grepThroughLink: denied, list: denied })
+    // Its siblings are not covered.
+    expect((await h.call(agent, 'list_dir', { path: 'docs' })).code).toBe('ok')
+  })
+
   it('an allow rule for docs/** does not allow an edit whose file lies elsewhere through a link: it asks', async () => {
     const { h, agent } = await linkedWorkspace([{ tool: 'edit_file', match: { path: 'docs/**' }, decision: 'allow' }])
     for (const path of ['docs/readme.md', 'docs/keys/key.txt']) expect((await h.call(agent, 'read_file', { path })).code).toBe('ok')
