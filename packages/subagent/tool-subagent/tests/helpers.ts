@@ -124,7 +124,7 @@ export function toolResults(session: Session): string[] {
 }
 
 /** The events of the given types, as `type data` lines with run ids and session ids made stable. */
-export function records(session: Session, prefix: string): unknown[] {
+export function records(session: Pick<Session, 'events'>, prefix: string): unknown[] {
   const ids = new Map<string, string>()
   const stable = (value: string) => {
     if (!ids.has(value)) ids.set(value, `#${ids.size + 1}`)

@@ -68,4 +68,36 @@ describe('races between a child ending and its parent stopping (R-CAN-4, R-SUB-1
       { type: 'task/delivered', id: 'task-1', status: 'cancelled', via: 'inject', messageId: 'm' },
     ])
   })
+
+  it("disposing the parent while a background child runs closes the child's run in the parent's durable log (cancelled, with its usage so far); a resume adds nothing", async () => {
+    const gates = new Gates()
+    h = await harness({
+      respond: (request, who) => {
+        if (who !== 'parent') return request.messages.length === 1 ? { toolCalls: [{ name: 'look', arguments: { at: 'it' } }], usage: { inputTokens: 9, outputTokens: 1 } } : gates.hold(who, request)
+        return request.messages.length === 1 ? taskCall({ description: 'behind', prompt: 'Look behind.', background: true }) : 'Started it.'
+      },
+    })
+    const parent = await h.agent()
+    parent.followup('Start one.')
+    await gates.reached('Look behind.')
+    await parent.whenIdle()
+    await h.disposeAgent(parent)
+
+    // The child's second model call is in flight when the parent goes: the record counts the call its log holds.
+    const closed = [
+      { type: 'subagent/started', runId: '#1', sessionId: 'p-sub-*', agentType: 'explore', description: 'behind', background: true, callId: 'call_0_0' },
+      {
+        type: 'subagent/finished',
+        runId: '#1',
+        status: 'cancelled',
+        usage: { inputTokens: 9, outputTokens: 1 },
+        modelCalls: 1,
+        error: { code: 'CANCELLED', message: 'the subagent was stopped before it finished' },
+      },
+    ]
+    expect(records(await h.root.sessionPersistence.load(parent.id), 'subagent/')).toEqual(closed)
+    const resumed = await h.resume()
+    expect(records(resumed.session, 'subagent/')).toEqual(closed)
+    await h.expectClean()
+  })
 })
