@@ -1,6 +1,6 @@
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { SessionId } from '@deepseek-ai/dsh-session'
-import { childProgress } from './child-outcome'
+import { childOutcome, childProgress } from './child-outcome'
 import { SubagentsError } from './errors'
 import type { Slots } from './slots'
 import type { ChildOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentStatus } from './types'
@@ -36,6 +36,8 @@ export class Run implements SubagentRun {
   status: SubagentStatus = 'queued'
   agent: Agent | undefined
   private final: SubagentResult | undefined
+  /** The result recorded when the parent was closed while the run ran (see `parentGone`): the run ends with it. */
+  private closedEarly: SubagentResult | undefined
   private settled!: Promise<SubagentResult>
   private readonly controller = new AbortController()
 
@@ -81,6 +83,28 @@ export class Run implements SubagentRun {
     this.controller.abort(new SubagentsError('CANCELLED', `subagent run ${this.id} was cancelled`))
   }
 
+  /**
+   * The parent was disposed (`agent/disposed`, sent after its driver stopped
+   * and before its session is detached): the run is cancelled, and a run that
+   * started is closed in the parent's log now, while that log can still take
+   * the record; a background child is still being stopped then, and its end
+   * would come after the parent's log is gone. The record is what the child's
+   * log says so far: its answer when its turn had ended (completed, or how it
+   * failed), else `cancelled` with the usage of the model calls it made. The
+   * run then ends with this result.
+   */
+  parentGone(): void {
+    this.cancel()
+    if (this.final || this.closedEarly || this.status !== 'running') return
+    const child = this.agent
+    const ended = child ? childProgress(child.session, 0).lastEnd !== undefined : false
+    const outcome: ChildOutcome = child
+      ? childOutcome(child.session, 0, !ended)
+      : { status: 'cancelled', answer: '', usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0, error: { code: 'CANCELLED', message: 'the subagent was stopped before it started' } }
+    this.closedEarly = this.resultOf(outcome)
+    this.host.logFinished(this, this.closedEarly)
+  }
+
   private async drive(): Promise<SubagentResult> {
     const signal = this.controller.signal
     let release: () => void
@@ -106,6 +130,7 @@ export class Run implements SubagentRun {
       this.agent = undefined
       release()
     }
+    if (this.closedEarly) return this.closedEarly
     const result = this.resultOf(outcome)
     this.host.logFinished(this, result)
     return result

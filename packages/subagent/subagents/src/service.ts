@@ -107,7 +107,7 @@ export class Subagents extends Service {
     ctx.sessions.registerType('subagent/started', { ignorable: true })
     ctx.sessions.registerType('subagent/finished', { ignorable: true })
     ctx.on('agent/disposed', (agent) => {
-      for (const run of this.runs.values()) if (run.parent === agent) run.cancel()
+      for (const run of this.runs.values()) if (run.parent === agent) run.parentGone()
     })
     ctx.on('agent/session-start', (agent, source) => {
       if (source === 'resume') closeInterruptedRuns(agent, warn)
