@@ -12,8 +12,9 @@ export type PermissionDecision = 'allow' | 'ask' | 'deny'
  *
  * - `match.path`: the call's `path` (or `file_path`) argument matches this
  *   glob; relative globs are read from the workspace root (`src/**`),
- *   absolute ones (`/etc/**`) against the absolute path. A call without a
- *   path never matches a rule with one.
+ *   absolute ones (`/etc/**`) against the absolute path; `dir/**` also
+ *   matches `dir` itself (a search of the directory reaches all of it). A
+ *   call without a path never matches a rule with one.
  * - `match.command`: the call's `command` argument, parsed as a shell
  *   command line. An `allow` matches only when every part of the line
  *   starts with the prefix (or with the prefix of another matching allow
@@ -140,8 +141,12 @@ function pathMatches(rule: PermissionRule, facts: CallFacts, spellings: 'some' |
   if (glob === undefined) return true
   const path = facts.path
   if (!path) return false
+  const relativeGlob = glob.startsWith('/') ? undefined : glob.replace(/^\.\//, '')
+  // `dir/**` covers `dir` itself too: a grep or list_dir of the directory reaches everything under it.
+  const directory = /^(.+)\/\*\*$/.exec(relativeGlob ?? glob)?.[1]
+  const test = (text: string) => compileGlob(relativeGlob ?? glob).matches(text) || (directory !== undefined && compileGlob(directory).matches(text))
   const matches = (spelling: { readonly relative?: string; readonly absolute: string }) =>
-    glob.startsWith('/') ? compileGlob(glob).matches(spelling.absolute) : spelling.relative !== undefined && compileGlob(glob.replace(/^\.\//, '')).matches(spelling.relative)
+    relativeGlob === undefined ? test(spelling.absolute) : spelling.relative !== undefined && test(spelling.relative)
   const all = path.resolved ? [path, path.resolved] : [path]
   return spellings === 'some' ? all.some(matches) : all.every(matches)
 }
