@@ -80,6 +80,11 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
     const parser = createParser({
       onEvent: (event) => {
         if (stopped || broken) return
+        if (event.event === 'error') {
+          // Read by its name, as the official SDK does: an error whatever the data (JSON without `type`, or plain text).
+          broken = streamErrorFailure(errorEventPayload(event.data), requestId, context)
+          return
+        }
         const parsed = eventPayload(event.data, provider, secrets, requestId)
         if (!parsed.ok) {
           broken = parsed.failure
@@ -125,6 +130,17 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
       ),
     ]
   }
+}
+
+/** The data of an `error` event as an error object: its JSON when that is an object, else its text as the message. */
+function errorEventPayload(data: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(data)
+    if (parsed !== null && typeof parsed === 'object') return parsed
+  } catch {
+    // Plain text: the provider's words themselves.
+  }
+  return { error: { message: data } }
 }
 
 /** A 200 answer with a JSON body: an error object is classified like a stream's; anything else means the server ignored `stream: true`. */
