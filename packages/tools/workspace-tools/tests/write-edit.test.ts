@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, linkSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -157,5 +157,35 @@ describe('a write the file system refuses part way', () => {
       stderr: '',
     })
     expect(readFileSync(join(root, 'keep.txt'), 'utf8')).toBe(old)
+  })
+})
+
+describe('a file with hard links', () => {
+  it('is replaced, not rewritten, so a name outside the workspace (a package store) keeps its content; the mode stays', async () => {
+    // pnpm hard-links node_modules files to its store outside the project: a rewrite in place
+    // would change the store's copy, and with it every other project that links it.
+    const base = tempDir()
+    writeTree(base, { 'store/index.js': 'module.exports = 1\n', 'ws/node_modules/dep/.keep': '' })
+    const root = join(base, 'ws')
+    linkSync(join(base, 'store/index.js'), join(root, 'node_modules/dep/index.js'))
+    chmodSync(join(root, 'node_modules/dep/index.js'), 0o640)
+    const { run } = await mount(root)
+    await run('read_file', { path: 'node_modules/dep/index.js' })
+    expect(await run('edit_file', { path: 'node_modules/dep/index.js', old_string: '1', new_string: '2' })).toEqual({
+      code: 'ok',
+      text: 'Edited node_modules/dep/index.js: replaced 1 occurrence at line 1',
+    })
+    expect(await run('write_file', { path: 'node_modules/dep/index.js', content: 'module.exports = 3\n' })).toEqual({
+      code: 'ok',
+      text: 'Wrote 19 bytes to node_modules/dep/index.js',
+    })
+    const inside = statSync(join(root, 'node_modules/dep/index.js'))
+    expect({
+      store: readFileSync(join(base, 'store/index.js'), 'utf8'),
+      workspace: readFileSync(join(root, 'node_modules/dep/index.js'), 'utf8'),
+      links: inside.nlink,
+      mode: (inside.mode & 0o777).toString(8),
+      leftovers: readdirSync(join(root, 'node_modules/dep')).sort(),
+    }).toEqual({ store: 'module.exports = 1\n', workspace: 'module.exports = 3\n', links: 1, mode: '640', leftovers: ['.keep', 'index.js'] })
   })
 })
