@@ -23,6 +23,19 @@ function outputPart(task: TaskHandle, label: string, maxChars: number): string {
   return `${label}:\n${output.length > maxChars ? `[… ${output.length - maxChars} earlier characters not shown …]\n${output.slice(-maxChars)}` : output}`
 }
 
+/** `pending`'s value, or undefined as soon as `signal` aborts (at once when it has). */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined)
+  return new Promise((resolve) => {
+    const abort = () => resolve(undefined)
+    signal.addEventListener('abort', abort, { once: true })
+    pending.then((value) => {
+      signal.removeEventListener('abort', abort)
+      resolve(value)
+    })
+  })
+}
+
 /**
  * `task_list`, `task_output` and `task_kill` (R-TSK-1a): the owner's model
  * lists, reads and stops its own background tasks (every producer's: the
@@ -66,8 +79,15 @@ export function taskTools(tasks: Tasks, maxChars: number): readonly ToolDefiniti
       if (!task.cancel({ by: 'model' })) {
         return `${task.id} had already ${task.status === 'running' ? 'been asked to stop' : `ended (${task.status})`}; its outcome is delivered to you as a message.`
       }
-      const result = await task.result()
-      return tasks.notice(task, result)
+      // The call waits for the task to end, unless its own signal aborts first (the turn is cancelled, or the
+      // call's deadline passed): a task slow to stop must not hold the turn, and its outcome then comes as a message.
+      const result = await untilAborted(task.result(), run.signal)
+      if (result === undefined && task.status === 'running') {
+        tasks.unreported(task)
+        return `${task.id} was asked to stop and has not ended yet; its outcome will come to you as a message when it does.`
+      }
+      // (Ended in the very tick the signal aborted: its outcome was counted as this result's, so report it here.)
+      return tasks.notice(task, result ?? (await task.result()))
     },
   })
   return [list, output, kill]

@@ -31,7 +31,8 @@ const END_EVENT = { completed: 'tasks/finished', failed: 'tasks/failed', cancell
  *   input with a wakeup (`send`), so a running owner reads it at its next
  *   step and an idle one starts a steering turn; a stop by the person (or by
  *   the owner's own cancellation, or an unload) as an injection that starts
- *   no turn; a stop by the model (`task_kill`) through that call's result.
+ *   no turn; a stop by the model (`task_kill`) through that call's result
+ *   (as an injection when that call stopped waiting first: `unreported`).
  *   Each delivery is logged (`task/delivered`).
  * - Stopping: a task ends when its owner is disposed, when the owner is
  *   cancelled with cause `parent`, when the context that started it unloads,
@@ -52,6 +53,8 @@ export class Tasks extends Service {
   private readonly byOwner = new Map<SessionId, Task[]>()
   private readonly gone = new WeakSet<Agent>()
   private readonly bound = new WeakSet<Agent>()
+  /** Tasks stopped by the model whose stopping call stopped waiting before they ended (see `unreported`). */
+  private readonly unreportedStops = new Set<string>()
   private readonly deliveries: Deliveries
   private readonly emitter
   private readonly log
@@ -146,6 +149,18 @@ export class Tasks extends Service {
     this.deliveries.reported(task.owner, task.id)
   }
 
+  /**
+   * The tool call that stopped `task` with `cancel({ by: 'model' })` stopped
+   * waiting for it before it ended (that call was cancelled, or ran out of
+   * time), so its result does not report the outcome: when the task ends,
+   * the outcome is injected (no turn is started), as a stop by the person
+   * is. No effect on a task that ended already or was not stopped by the model.
+   */
+  unreported(task: TaskHandle): void {
+    const own = this.byId.get(task.id)
+    if (own === task && own.status === 'running' && own.stopRequested === 'model') this.unreportedStops.add(task.id)
+  }
+
   /** The notice a model reads for a task outcome (as delivered), for tools that report one in their result. */
   notice(task: TaskHandle, result: TaskResult): string {
     return outcomeNotice(factsOf(task, result.status, result), this.maxOutputChars)
@@ -160,6 +175,7 @@ export class Tasks extends Service {
 
   private ended(task: Task, result: TaskResult, unbind: () => unknown): void {
     void unbind()
+    const unreported = this.unreportedStops.delete(task.id)
     this.emit(END_EVENT[result.status], task, { task, result } satisfies TaskEndEvent)
     const owner = task.owner
     if (this.gone.has(owner)) {
@@ -167,7 +183,7 @@ export class Tasks extends Service {
       return
     }
     const by = result.stoppedBy
-    if (by === 'model') this.deliveries.reported(owner, task.id)
+    if (by === 'model' && !unreported) this.deliveries.reported(owner, task.id)
     else if (by !== 'owner-disposed') {
       const route = result.status === 'cancelled' ? 'inject' : 'steer'
       this.deliveries.deliver(owner, this.outcome(factsOf(task, result.status, result)), route)
