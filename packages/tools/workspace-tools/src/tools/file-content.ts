@@ -1,4 +1,7 @@
-import { unlink, type FileHandle } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { fileSystemError, workspaceError } from '../errors'
 import { readAll, type ToolHost } from '../host'
 import type { WorkspacePath } from '../workspace'
@@ -20,7 +23,10 @@ export async function loadFile(host: ToolHost, target: WorkspacePath, tool: stri
 /**
  * Replaces the content of `target` (created, with missing directories, when
  * it does not exist) and records the new bytes as what the agent last saw.
- * The file is rewritten in place, so its mode, owner and hard links stay.
+ * The file is rewritten in place, so its mode and owner stay; a file with
+ * more than one hard link is replaced instead (a new file with its mode,
+ * renamed over it), so that the other names, which may lie outside the
+ * workspace, keep their content.
  *
  * A write the file system refuses part way (a full disk, a quota, a file
  * size limit, an I/O error, also at close) never leaves a half-written file
@@ -39,7 +45,15 @@ export async function storeFile(
   tool: string,
   previous: Uint8Array | undefined,
 ): Promise<void> {
-  const { handle } = await host.workspace.openToWrite(target, `; ${tool} writes files, not directories`)
+  const { handle, info } = await host.workspace.openToWrite(target, `; ${tool} writes files, not directories`)
+  if (target.exists && info.nlink > 1) {
+    // Another name shares this file, possibly outside the workspace (pnpm links node_modules to its
+    // store): a rewrite in place would change it there too, so the workspace's name gets a new file.
+    await handle.close().catch(() => {})
+    await replaceLinked(target, bytes, info.mode & 0o7777)
+    host.ledger.remember(agent, target.real, bytes)
+    return
+  }
   let failure: { error: unknown } | undefined
   let restored = false
   try {
@@ -86,5 +100,29 @@ async function writeRange(handle: FileHandle, bytes: Uint8Array, from: number, t
   for (let at = from; at < to; ) {
     const { bytesWritten } = await handle.write(bytes, at, to - at, at)
     at += bytesWritten
+  }
+}
+
+/**
+ * Writes `bytes` to a new file beside `target` and renames it over the
+ * target: the other hard links of the old file keep the old content. On a
+ * failure the new file is removed and the target is as it was.
+ */
+async function replaceLinked(target: WorkspacePath, bytes: Uint8Array, mode: number): Promise<void> {
+  const temporary = join(dirname(target.real), `.dsh-${randomBytes(6).toString('hex')}.tmp`)
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode)
+    await writeRange(handle, bytes, 0, bytes.length)
+    // The process's umask may have narrowed the mode given to open.
+    await handle.chmod(mode)
+    await handle.close()
+    handle = undefined
+    await rename(temporary, target.real)
+  } catch (error) {
+    await handle?.close().catch(() => {})
+    await unlink(temporary).catch(() => {})
+    const cause = fileSystemError(error, target.shown)
+    throw workspaceError(cause.code, `${cause.message}; ${target.shown} was left as it was`, error)
   }
 }
