@@ -132,6 +132,19 @@ describe('streaming happy paths', () => {
     })
   })
 
+  it('takes arguments sent as a JSON object instead of text (llama.cpp, TGI) as that object\'s JSON, not as no arguments', async () => {
+    fixture.server.handle(
+      sse([
+        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'list_dir', arguments: { path: 'src', depth: 2 } } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    )
+    expect(assemble(await collect(fixture.adapter.stream(call())))).toEqual({
+      content: [{ type: 'tool-call', id: 'call_a', name: 'list_dir', arguments: '{"path":"src","depth":2}' }],
+      finishReason: { kind: 'tool-calls' },
+    })
+  })
+
   it('gives reasoning, text and each tool call their own block index in order of first appearance', async () => {
     fixture.server.handle(
       sse([
