@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { trace } from '@deepseek-ai/dsh-testkit'
+import type { ApprovalResponse } from '@deepseek-ai/dsh-tools'
 import { decisions, harness, modeMessages, ran, tempDir } from './helpers'
 
 describe('asking (R-PRM-3)', () => {
@@ -156,6 +157,31 @@ describe('plan mode, then exit_plan_mode (R-PRM-2)', () => {
     await agent.whenIdle()
     expect(h.asked).toEqual(['exit_plan_mode: leave plan mode (for default) and carry out this plan?\n\n1. Edit src/a.ts\n2. Run the tests'])
     expect(h.root.permissions.mode(agent)).toBe('plan')
+  })
+
+  it('an approval that comes after the turn was cancelled leaves plan mode on: the result says why, the model is told nothing new', async () => {
+    const h = await harness({ permissions: { mode: 'plan' }, model: { script: [{ toolCalls: [{ name: 'exit_plan_mode', arguments: { plan: 'rewrite everything' } }], answer: 'ok' }] } })
+    const agent = await h.agent()
+    let approve!: (answer: ApprovalResponse) => void
+    let shown!: () => void
+    const planShown = new Promise<void>((resolve) => (shown = resolve))
+    h.answers.push(() => {
+      shown()
+      // An approval UI that does not close its prompt on the call's signal, answered late.
+      return new Promise<ApprovalResponse>((resolve) => (approve = resolve)) as never
+    })
+    agent.followup('plan it')
+    await planShown
+    agent.cancel({ kind: 'user' })
+    approve('allow')
+    await agent.whenIdle()
+    expect(h.root.permissions.mode(agent)).toBe('plan')
+    expect(trace(agent.session).filter((line) => /^(tool\/result|permission\/mode|turn\/end)/.test(line))).toEqual([
+      'permission/mode',
+      'tool/result PLAN_NOT_APPROVED "Error: the turn was cancelled while the person was reviewing the plan, so you are still in plan mode; present the plan again with exit_plan_mode when asked to."',
+      'turn/end 1 aborted',
+    ])
+    expect(modeMessages(agent.session.events)).toHaveLength(1)
   })
 
   it('leaves plan mode for the mode the agent had before it', async () => {
