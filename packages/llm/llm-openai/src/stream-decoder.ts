@@ -37,6 +37,8 @@ export type DecodedEnd =
  *   text (`content`) and each tool call (by its `index` in `tool_calls`) get
  *   their own content-block index, numbered in order of first appearance and
  *   stable for the whole stream. Empty strings open nothing.
+ * - Arguments sent as a JSON object rather than as text are taken as that
+ *   object's JSON text.
  * - A tool call's first chunk carries its id and name; argument fragments that
  *   arrive before the name are held and sent with it. A call without an id
  *   gets a fresh one. A fragment with a function name and an id other than
@@ -118,7 +120,10 @@ export class StreamDecoder {
     const fn = (call.function ?? {}) as Record<string, unknown>
     const id = typeof call.id === 'string' && call.id ? call.id : undefined
     const name = typeof fn.name === 'string' && fn.name ? fn.name : undefined
-    const args = typeof fn.arguments === 'string' ? fn.arguments : ''
+    // Some servers (llama.cpp, TGI) send the arguments as a JSON object, not as its text: read as no arguments, the
+    // tool would run with `{}` instead of what the model asked.
+    const raw = fn.arguments
+    const args = typeof raw === 'string' ? raw : raw !== null && typeof raw === 'object' ? JSON.stringify(raw) : ''
     // Servers that omit `index` send each call whole; fall back to its id, then its position.
     const key: number | string = typeof call.index === 'number' ? call.index : (id ?? `#${position}`)
     let slot = this.tools.get(key)
