@@ -3,7 +3,7 @@ import type { Agent } from '@deepseek-ai/dsh-agent'
 import { ToolError, approvalAnswer, defineTool, type ApprovalRequest, type ToolApproval, type ToolDefinition } from '@deepseek-ai/dsh-tools'
 import type { PermissionMode } from './modes'
 import type { ModeChangeCause } from './texts'
-import { NO_APPROVER, PARENT_PLANNING, notPlanning, planApproved, planQuestion, planRefused } from './texts'
+import { NO_APPROVER, PARENT_PLANNING, PLAN_CANCELLED, notPlanning, planApproved, planQuestion, planRefused } from './texts'
 
 declare module '@deepseek-ai/dsh-tools' {
   interface ToolErrorCodeMap {
@@ -27,7 +27,8 @@ export interface PlanModeHost {
  * `exit_plan_mode`: the model presents its plan; the person approves it (the
  * agent goes back to the mode it had before planning, `default` when it
  * started in plan mode) or refuses it (the agent stays in plan mode, and the
- * refusal, with the person's feedback, is the result). It asks
+ * refusal, with the person's feedback, is the result; an answer that comes
+ * after the call's turn was cancelled changes nothing). It asks
  * `ctx.approval` itself, so no rule or remembered answer can approve a
  * plan. Always registered (in every mode), so that entering or leaving plan
  * mode never changes the tool list; outside plan mode it says there is
@@ -64,6 +65,9 @@ export function exitPlanModeTool(permissions: PlanModeHost): ToolDefinition {
       } catch {
         answer = approvalAnswer('deny')
       }
+      // An answer that comes after the turn was cancelled or the agent disposed changes nothing, as a
+      // late answer to any other question runs nothing.
+      if (run.signal.aborted) throw new ToolError('PLAN_NOT_APPROVED', PLAN_CANCELLED)
       if (answer.decision !== 'allow') throw new ToolError('PLAN_NOT_APPROVED', planRefused(answer.feedback))
       // Approved while planning: the mode it goes back to (its parent may have lowered it meanwhile).
       permissions.setMode(agent, next, { cause: 'plan-approved' })

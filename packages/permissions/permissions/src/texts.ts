@@ -77,6 +77,10 @@ export function planRefused(feedback: string | undefined): string {
   return `the person did not approve the plan, so you are still in plan mode${feedback ? `; the person said: ${feedback}` : ''}. Revise the plan (read more if you need to), then call exit_plan_mode again.`
 }
 
+/** The error of an `exit_plan_mode` whose turn was cancelled (or whose agent was disposed) before the answer came. */
+export const PLAN_CANCELLED =
+  'the turn was cancelled while the person was reviewing the plan, so you are still in plan mode; present the plan again with exit_plan_mode when asked to.'
+
 /** The error of `exit_plan_mode` outside plan mode. */
 export function notPlanning(mode: PermissionMode): string {
   return `you are not in plan mode (the mode is ${mode}), so there is no plan to approve; go ahead with the task.`

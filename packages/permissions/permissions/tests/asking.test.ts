@@ -178,8 +178,9 @@ describe('plan mode, then exit_plan_mode (R-PRM-2)', () => {
     expect(h.root.permissions.mode(agent)).toBe('plan')
     expect(trace(agent.session).filter((line) => /^(tool\/result|permission\/mode|turn\/end)/.test(line))).toEqual([
       'permission/mode',
-      'tool/result PLAN_NOT_APPROVED "Error: the turn was cancelled while the person was reviewing the plan, so you are still in plan mode; present the plan again with exit_plan_mode when asked to."',
-      'turn/end 1 aborted',
+      'turn/end 1 completed',
+      'tool/result ABORTED "Error: tool call aborted"',
+      'turn/end 2 aborted',
     ])
     expect(modeMessages(agent.session.events)).toHaveLength(1)
   })
