@@ -176,6 +176,28 @@ describe('HTTP error classification', () => {
     expect(second).toMatchObject({ reason: { kind: 'error', failure: { code: 'CONTEXT_OVERFLOW', status: 400 } } })
   })
 
+  it('400 from llama.cpp\'s server (exceed_context_size_error): CONTEXT_OVERFLOW, so compaction can act', async () => {
+    fixture.server.handle(
+      reply(400, {
+        error: {
+          code: 400,
+          message: 'request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it',
+          type: 'exceed_context_size_error',
+          n_prompt_tokens: 13392,
+          n_ctx: 8192,
+        },
+      }),
+    )
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
+      errorFinish({
+        code: 'CONTEXT_OVERFLOW',
+        status: 400,
+        message:
+          'the request does not fit the context window of fake/test-model (HTTP 400: request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it; code 400; exceed_context_size_error). Shorten or compact the history.',
+      }),
+    ])
+  })
+
   it('other 4xx: BAD_REQUEST with the provider message', async () => {
     fixture.server.handle(
       reply(400, { error: { message: 'Invalid value for temperature', type: 'invalid_request_error', param: 'temperature' } }),
@@ -230,6 +252,25 @@ describe('failures inside a successful response', () => {
         code: 'CONTEXT_OVERFLOW',
         status: 400,
         message: "fake sent an error in the stream: This model's maximum context length is 4096 tokens.; code 400; BadRequestError",
+      }),
+    ])
+  })
+
+  it('an error sent as an `error:` field instead of data (llama.cpp server builds of 2025) is classified, not lost', async () => {
+    fixture.server.handle(async (_request, res) => {
+      openStream(res)
+      res.write(
+        'error: {"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"invalid_request_error"}\n\n',
+      )
+      await send(res, '[DONE]')
+      res.end()
+    })
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
+      errorFinish({
+        code: 'CONTEXT_OVERFLOW',
+        status: 400,
+        message:
+          'fake sent an error in the stream: the request exceeds the available context size. try increasing the context size or enable context shift; code 400; invalid_request_error',
       }),
     ])
   })
