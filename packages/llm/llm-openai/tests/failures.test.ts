@@ -198,6 +198,21 @@ describe('HTTP error classification', () => {
     ])
   })
 
+  it('400 from Gemini\'s and xAI\'s OpenAI-compatible endpoints naming the token limit: CONTEXT_OVERFLOW', async () => {
+    fixture.server.handle(
+      reply(400, [
+        { error: { code: 400, message: 'The input token count (1300000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } },
+      ]),
+      reply(400, { code: 'Client specified an invalid argument', error: "This model's maximum prompt length is 131072 but the request contains 537812 tokens." }),
+    )
+    const codes = []
+    for (let i = 0; i < 2; i++) {
+      const [finish] = await collect(fixture.adapter.stream(call()))
+      codes.push(finish?.type === 'finish' && finish.reason.kind === 'error' ? finish.reason.failure.code : finish)
+    }
+    expect(codes).toEqual(['CONTEXT_OVERFLOW', 'CONTEXT_OVERFLOW'])
+  })
+
   it('other 4xx: BAD_REQUEST with the provider message', async () => {
     fixture.server.handle(
       reply(400, { error: { message: 'Invalid value for temperature', type: 'invalid_request_error', param: 'temperature' } }),
