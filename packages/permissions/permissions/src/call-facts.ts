@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { effectOf, type ApprovalScope, type ToolCall, type ToolEffect, type ToolInvocation } from '@deepseek-ai/dsh-tools'
-import type { CallFacts } from './rules'
+import type { CallFacts, PathSpelling } from './rules'
 import { parseShellCommand } from './shell/command'
 
 /** What the checks know about one call: the rules' facts, its effect, and whether its `command` is a shell line. */
@@ -41,19 +41,33 @@ export async function gatherFacts(
     const relativePath = lexicallyInside ? slashed(within) : undefined
     let inside = lexicallyInside && root !== undefined
     let resolved: PathSpelling | undefined
+    let aliases: string[] | undefined
     if (absolute !== undefined) {
       const [real, realRoot] = await Promise.all([realLocation(absolute), root !== undefined ? realLocation(root) : undefined])
       const realWithin = real !== undefined && realRoot !== undefined ? relative(realRoot, real) : undefined
       const realRelative = realWithin !== undefined && isInside(realWithin) ? slashed(realWithin) : undefined
-      // Another place, or the same place named from the root's real path (`/private/tmp/ws/x` for `/tmp/ws/x`).
-      if (real !== undefined && (real !== absolute || realRelative !== relativePath)) {
-        resolved = { absolute: real, ...(realRelative !== undefined ? { relative: realRelative } : {}) }
+      if (real !== undefined && realRelative !== undefined && realRelative === relativePath) {
+        // The same place, also named from the root's real path (`/private/tmp/ws/x` for `/tmp/ws/x`).
+        if (real !== absolute) aliases = [real]
+      } else if (real !== undefined && (real !== absolute || realRelative !== relativePath)) {
+        // Another place: a link inside the workspace, a link out, or the root named by its real path.
+        resolved = {
+          absolute: real,
+          ...(realRelative !== undefined ? { relative: realRelative } : {}),
+          ...(realRelative !== undefined && root !== undefined && join(root, realRelative) !== real ? { aliases: [join(root, realRelative)] } : {}),
+        }
         if (realRelative === undefined) inside = false
       }
     }
     // The workspace tools resolve symbolic links: a link out of the workspace is not inside.
     if (inside && workspace?.contains && Object.values(workspace.definitions ?? {}).includes(invocation.tool)) inside = await workspace.contains(raw)
-    path = { absolute: absolute ?? raw, inside, ...(relativePath !== undefined ? { relative: relativePath } : {}), ...(resolved ? { resolved } : {}) }
+    path = {
+      absolute: absolute ?? raw,
+      inside,
+      ...(relativePath !== undefined ? { relative: relativePath } : {}),
+      ...(aliases ? { aliases } : {}),
+      ...(resolved ? { resolved } : {}),
+    }
   }
   const command = typeof args.command === 'string' ? await parseShellCommand(args.command) : undefined
   return {
@@ -65,8 +79,6 @@ export async function gatherFacts(
   }
 }
 
-/** A path as a rule may match it: relative to the workspace root when inside it, and absolute. */
-type PathSpelling = NonNullable<NonNullable<CallFacts['path']>['resolved']>
 
 function isInside(within: string): boolean {
   return within !== '..' && !within.startsWith(`..${sep}`) && !isAbsolute(within)

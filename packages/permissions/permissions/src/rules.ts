@@ -74,21 +74,26 @@ export function labelOf(layered: LayeredRule): string {
   return `${layered.layer} rule ${formatRule(layered.rule)}`
 }
 
+/** One place a call's path names: relative to the workspace when inside it; its absolute path, and other absolute names of it (the root by its real path). */
+export interface PathSpelling {
+  readonly relative?: string
+  readonly absolute: string
+  readonly aliases?: readonly string[]
+}
+
 /** What the rules look at in one call. */
 export interface CallFacts {
   readonly tool: string
   /**
    * The call's path argument: relative to the workspace when inside it, and
-   * absolute. `resolved` is where it leads once symbolic links are resolved,
-   * when that is another place (relative to the workspace's real path when
-   * inside it): a deny or ask rule matches when either spelling matches, an
-   * allow rule only when both do.
+   * absolute (`aliases`: its other absolute names). `resolved` is where it
+   * leads once symbolic links are resolved, when that is another place
+   * (relative to the workspace's real path when inside it): a deny or ask
+   * rule matches when either place matches, an allow rule only when both do.
    */
-  readonly path?: {
-    readonly relative?: string
-    readonly absolute: string
+  readonly path?: PathSpelling & {
     readonly inside: boolean
-    readonly resolved?: { readonly relative?: string; readonly absolute: string }
+    readonly resolved?: PathSpelling
   }
   /** The call's `command` argument, parsed, when it has one. */
   readonly command?: ShellCommand
@@ -145,8 +150,8 @@ function pathMatches(rule: PermissionRule, facts: CallFacts, spellings: 'some' |
   // `dir/**` covers `dir` itself too: a grep or list_dir of the directory reaches everything under it.
   const directory = /^(.+)\/\*\*$/.exec(relativeGlob ?? glob)?.[1]
   const test = (text: string) => compileGlob(relativeGlob ?? glob).matches(text) || (directory !== undefined && compileGlob(directory).matches(text))
-  const matches = (spelling: { readonly relative?: string; readonly absolute: string }) =>
-    relativeGlob === undefined ? test(spelling.absolute) : spelling.relative !== undefined && test(spelling.relative)
+  const matches = (spelling: PathSpelling) =>
+    relativeGlob === undefined ? test(spelling.absolute) || (spelling.aliases ?? []).some(test) : spelling.relative !== undefined && test(spelling.relative)
   const all = path.resolved ? [path, path.resolved] : [path]
   return spellings === 'some' ? all.some(matches) : all.every(matches)
 }

@@ -193,6 +193,23 @@ describe('path rules see through symbolic links and the root’s other spelling'
     expect((await h.call(agent, 'list_dir', { path: 'docs' })).code).toBe('ok')
   })
 
+  it('a workspace given by a link still offers "always" for its own directories, and absolute allow rules in either spelling still apply', async () => {
+    const { h, agent } = await linkedWorkspace([])
+    await h.call(agent, 'read_file', { path: 'docs/readme.md' })
+    h.answers.push('deny')
+    await h.call(agent, 'edit_file', { path: 'docs/readme.md', old_string: 'docs', new_string: 'DOCS' })
+    expect(h.asked).toEqual(['edit_file: edit docs/readme.md: replace 1 line with 1 line [{"tool":"edit_file","path":"docs/**"}]'])
+    for (const spelling of ['given', 'real'] as const) {
+      // The rule is added once the workspace exists (its path is only known then).
+      const allowed = await linkedWorkspace([])
+      const root = spelling === 'given' ? allowed.h.root.permissions.root! : allowed.realRoot
+      allowed.h.root.permissions.remember(allowed.agent, { tool: 'edit_file', path: `${root}/docs/**` }, 'allow')
+      await allowed.h.call(allowed.agent, 'read_file', { path: 'docs/readme.md' })
+      expect((await allowed.h.call(allowed.agent, 'edit_file', { path: 'docs/readme.md', old_string: 'docs', new_string: 'DOCS' })).code, spelling).toBe('ok')
+      expect(allowed.h.asked, spelling).toEqual([])
+    }
+  })
+
   it('an allow rule for docs/** does not allow an edit whose file lies elsewhere through a link: it asks', async () => {
     const { h, agent } = await linkedWorkspace([{ tool: 'edit_file', match: { path: 'docs/**' }, decision: 'allow' }])
     for (const path of ['docs/readme.md', 'docs/keys/key.txt']) expect((await h.call(agent, 'read_file', { path })).code).toBe('ok')
