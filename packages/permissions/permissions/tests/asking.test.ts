@@ -47,6 +47,26 @@ describe('asking (R-PRM-3)', () => {
     expect(h.root.permissions.remembered(agent)).toEqual([{ tool: 'shell', match: { command: 'npm test' }, decision: 'allow' }])
   })
 
+  it('"always" for a command that runs code named by its arguments (an interpreter, a shell, a wrapper) covers that script only, or is not offered', async () => {
+    const h = await harness()
+    const agent = await h.agent()
+    const commands = ['python3 scripts/build.py --fast', 'bash deploy.sh', 'node -e "1"', 'timeout 5 rm -rf build', 'sudo /usr/bin/apt update', 'git status -s', 'npm test']
+    for (const command of commands) {
+      h.answers.push('deny')
+      await h.call(agent, 'shell', { command })
+    }
+    expect(h.asked.map((question) => question.slice(question.lastIndexOf(' [') + 1))).toEqual([
+      // "always allow python3" would allow `python3 -c 'anything'`.
+      '[{"tool":"shell","command":"python3 scripts/build.py"}]',
+      '[{"tool":"shell","command":"bash deploy.sh"}]',
+      'shell: call with {"command":"node -e \\"1\\""}',
+      'shell: call with {"command":"timeout 5 rm -rf build"}',
+      '[{"tool":"shell","command":"sudo /usr/bin/apt"}]',
+      '[{"tool":"shell","command":"git status"}]',
+      '[{"tool":"shell","command":"npm test"}]',
+    ])
+  })
+
   it('a remembered command covers each part: `npm test && rm -rf x` still asks', async () => {
     const h = await harness()
     const agent = await h.agent()
