@@ -3,6 +3,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { effectOf, type ApprovalScope, type ToolCall, type ToolEffect, type ToolInvocation } from '@deepseek-ai/dsh-tools'
 import type { CallFacts, PathSpelling } from './rules'
 import { parseShellCommand } from './shell/command'
+import { WRAPPERS } from './shell/prefix'
 
 /** What the checks know about one call: the rules' facts, its effect, and whether its `command` is a shell line. */
 export interface GatheredFacts extends CallFacts {
@@ -127,7 +128,9 @@ function normalized(raw: string): string {
  * the file's directory (`src/cli/**`, or the file itself at the root; none
  * for a path that leads elsewhere through a symbolic link), a
  * command by its first word or two (`git status`, `npm test`, `ls`; none for
- * a compound command or one that writes a file), or every call of the tool.
+ * a compound command or one that writes a file; a shell or an interpreter
+ * only with its script, `python3 build.py`, else none; none for a wrapper
+ * such as `sudo` or `timeout`), or every call of the tool.
  */
 export function suggestScope(tool: string, facts: CallFacts): ApprovalScope | undefined {
   if (facts.command) {
@@ -137,7 +140,16 @@ export function suggestScope(tool: string, facts: CallFacts): ApprovalScope | un
     const [first, second] = part.words
     if (part.assignments || !first || first.text === undefined || first.expands || !/^[\w.+-][\w./+-]*$/.test(first.text)) return undefined
     const words = [first.text]
-    if (second && second.text !== undefined && !second.expands && /^[a-z][\w:-]*$/i.test(second.text)) words.push(second.text)
+    const name = first.text.slice(first.text.lastIndexOf('/') + 1)
+    // `sudo`, `timeout 5`, `env X=1` run whatever follows: no prefix of them is a narrow scope.
+    if (WRAPPERS.has(name)) return undefined
+    if (RUNS_SCRIPTS.has(name)) {
+      // `python3` or `bash` alone would allow any code (`python3 -c …`): the scope names the script too, or there is none.
+      if (!second || second.text === undefined || second.expands || !/^[\w.+/][\w./+:-]*$/.test(second.text)) return undefined
+      words.push(second.text)
+    } else if (second && second.text !== undefined && !second.expands && /^[a-z][\w:-]*$/i.test(second.text)) {
+      words.push(second.text)
+    }
     return { tool, command: words.join(' ') }
   }
   if (facts.path) {
@@ -150,6 +162,12 @@ export function suggestScope(tool: string, facts: CallFacts): ApprovalScope | un
   }
   return { tool }
 }
+
+/** Shells and interpreters: they run the code their arguments name (a script, or `-c`/`-e` code). */
+const RUNS_SCRIPTS = new Set([
+  ...['bash', 'sh', 'dash', 'zsh', 'ksh', 'fish', 'eval', 'source', '.'],
+  ...['python', 'python2', 'python3', 'node', 'deno', 'bun', 'ruby', 'perl', 'php', 'lua', 'Rscript', 'pwsh', 'awk', 'gawk', 'osascript'],
+])
 
 /** Two calls are identical when they name the same tool with the same arguments (keys in any order). */
 export function callIdentity(call: ToolCall): string {

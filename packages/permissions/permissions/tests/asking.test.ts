@@ -61,7 +61,7 @@ describe('asking (R-PRM-3)', () => {
       '[{"tool":"shell","command":"bash deploy.sh"}]',
       'shell: call with {"command":"node -e \\"1\\""}',
       'shell: call with {"command":"timeout 5 rm -rf build"}',
-      '[{"tool":"shell","command":"sudo /usr/bin/apt"}]',
+      'shell: call with {"command":"sudo /usr/bin/apt update"}',
       '[{"tool":"shell","command":"git status"}]',
       '[{"tool":"shell","command":"npm test"}]',
     ])

@@ -30,7 +30,7 @@ export function startsWith(part: ShellPart, words: readonly string[]): boolean {
 }
 
 /** Commands that run the command named by their arguments. */
-const WRAPPERS = new Set(['sudo', 'doas', 'command', 'builtin', 'exec', 'nohup', 'time', 'nice', 'ionice', 'env', 'timeout', 'xargs', 'stdbuf', 'setsid', 'unbuffer', 'watch', 'strace', 'chrt', 'taskset', 'flock'])
+export const WRAPPERS = new Set(['sudo', 'doas', 'command', 'builtin', 'exec', 'nohup', 'time', 'nice', 'ionice', 'env', 'timeout', 'xargs', 'stdbuf', 'setsid', 'unbuffer', 'watch', 'strace', 'chrt', 'taskset', 'flock'])
 
 /**
  * Whether `part` runs something that starts with `words`, as deny and ask
