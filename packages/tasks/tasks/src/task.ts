@@ -33,7 +33,9 @@ export class Task implements TaskHandle {
   status: TaskStatus = 'running'
   stopRequested: TaskStopCause | undefined
   private final: TaskResult | undefined
-  private settled: Promise<TaskResult> | undefined
+  /** Made with the task, so `result()` works from the first moment (a `tasks/started` listener calls it before `begin()`). */
+  private readonly settled: Promise<TaskResult>
+  private settle!: (result: TaskResult) => void
   private readonly controller = new AbortController()
 
   constructor(
@@ -45,25 +47,38 @@ export class Task implements TaskHandle {
     this.title = spec.title
     this.owner = spec.owner
     this.callId = spec.callId
+    this.settled = new Promise((resolve) => (this.settle = resolve))
   }
 
-  /** Starts the work (once). */
+  /**
+   * Starts the work (once). A task stopped before this (by a `tasks/started`
+   * listener) never runs its work: it ends as stopped, with no output.
+   */
   begin(): void {
     const control: TaskControl = { id: this.id, progress: (note) => this.hooks.progress(this, String(note)) }
-    this.settled = (async () => {
+    void (async () => {
       let result: TaskResult
       try {
-        const output = await this.spec.run(this.controller.signal, control)
-        if (typeof output !== 'string') throw new TypeError(`the task's work resolved with ${typeof output}, not the text of its output`)
-        result = this.stopRequested ? this.stopped(output) : { id: this.id, status: 'completed', output }
+        if (this.stopRequested) {
+          // Still settled asynchronously, as a work's end is: start() returns the handle first.
+          await undefined
+          result = this.stopped('')
+        } else {
+          const output = await this.spec.run(this.controller.signal, control)
+          if (typeof output !== 'string') throw new TypeError(`the task's work resolved with ${typeof output}, not the text of its output`)
+          result = this.stopRequested ? this.stopped(output) : { id: this.id, status: 'completed', output }
+        }
       } catch (error) {
         result = this.stopRequested ? this.stopped(this.peek()) : { id: this.id, status: 'failed', output: this.peek(), error: failureOf(error) }
       }
       this.final = result
       this.status = result.status
       this.endedAt = Date.now()
-      this.hooks.ended(this, result)
-      return result
+      try {
+        this.hooks.ended(this, result)
+      } finally {
+        this.settle(result)
+      }
     })()
   }
 
@@ -72,7 +87,7 @@ export class Task implements TaskHandle {
   }
 
   result(): Promise<TaskResult> {
-    return this.settled!
+    return this.settled
   }
 
   cancel(options: { by?: TaskStopCause } = {}): boolean {
