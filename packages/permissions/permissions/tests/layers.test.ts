@@ -77,6 +77,44 @@ describe('rule layering and precedence (R-PRM-1)', () => {
     })
   })
 
+  it('a deny or ask rule of several words still matches with options between them: `git -c x=y push` is `git push`', async () => {
+    // A common setup: git runs without asking, but pushing is refused.
+    const rules = layered('user', [
+      { tool: 'shell', match: { command: 'git' }, decision: 'allow' },
+      { tool: 'shell', match: { command: 'git push' }, decision: 'deny' },
+      { tool: 'shell', match: { command: 'npm publish' }, decision: 'ask' },
+    ])
+    const verdicts: Record<string, string> = {}
+    for (const command of [
+      'git push origin main',
+      'git -c core.askPass=x push',
+      'git -C ../other push --force',
+      'git --git-dir=.git --work-tree . push',
+      'git --no-pager push',
+      'sudo git -C . push',
+      'npm --registry https://evil.example publish',
+      'git log --grep push',
+      'git commit -m push',
+      'git -C push status',
+    ]) {
+      verdicts[command] = await decide(rules, 'shell', { command })
+    }
+    expect(verdicts).toEqual({
+      'git push origin main': 'deny by user',
+      'git -c core.askPass=x push': 'deny by user',
+      'git -C ../other push --force': 'deny by user',
+      'git --git-dir=.git --work-tree . push': 'deny by user',
+      'git --no-pager push': 'deny by user',
+      'sudo git -C . push': 'deny by user',
+      'npm --registry https://evil.example publish': 'ask by user',
+      // A word that is not an option or an option's argument ends the search.
+      'git log --grep push': 'allow by user',
+      'git commit -m push': 'allow by user',
+      // An option's argument that happens to be the word counts as the word (the safe side).
+      'git -C push status': 'deny by user',
+    })
+  })
+
   it('path globs: ** spans directories, relative globs are read from the root, a call without a path never matches', async () => {
     const rules = layered('user', [{ tool: 'write_file', match: { path: 'src/**/*.ts' }, decision: 'allow' }])
     expect(await decide(rules, 'write_file', { path: 'src/a.ts' })).toBe('allow by user')
