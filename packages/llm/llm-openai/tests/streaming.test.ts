@@ -132,6 +132,26 @@ describe('streaming happy paths', () => {
     })
   })
 
+  it('reads content sent as a list of parts (Mistral\'s Magistral): thinking parts as reasoning, text parts as text', async () => {
+    const thinking = (text: string) => chunk({ content: [{ type: 'thinking', thinking: [{ type: 'text', text }] }] })
+    fixture.server.handle(
+      sse([
+        thinking("It's a greeting"),
+        thinking(', I should answer.'),
+        chunk({ content: [{ type: 'text', text: 'Hello' }] }),
+        chunk({ content: ' there!' }),
+        chunk({}, 'stop'),
+      ]),
+    )
+    expect(assemble(await collect(fixture.adapter.stream(call())))).toEqual({
+      content: [
+        { type: 'reasoning', text: "It's a greeting, I should answer." },
+        { type: 'text', text: 'Hello there!' },
+      ],
+      finishReason: { kind: 'stop' },
+    })
+  })
+
   it('takes arguments sent as a JSON object instead of text (llama.cpp, TGI) as that object\'s JSON, not as no arguments', async () => {
     fixture.server.handle(
       sse([
