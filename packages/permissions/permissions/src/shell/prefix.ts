@@ -36,32 +36,52 @@ export const WRAPPERS = new Set(['sudo', 'doas', 'command', 'builtin', 'exec', '
  * Whether `part` runs something that starts with `words`, as deny and ask
  * rules read it: at its start (whatever variables it sets), or, when it
  * starts with a command that runs another (`sudo`, `env`, `timeout 5`,
- * `xargs`, `nice -n 5`, …), anywhere after that. Erring towards a match is
- * the safe side for a denial.
+ * `xargs`, `nice -n 5`, …), anywhere after that. After the first word,
+ * options and the word after an option may come between the rule's words
+ * (`git -c x=y push` and `git -C dir push` are `git push`). Erring towards a
+ * match is the safe side for a denial.
  */
 export function mentions(part: ShellPart, words: readonly string[]): boolean {
   const texts = part.words.map((word) => word.text)
-  if (matchesAt(texts, words, 0)) return true
+  if (appearsAt(texts, words, 0)) return true
   const first = texts[0]
   if (first === undefined || !WRAPPERS.has(first.slice(first.lastIndexOf('/') + 1))) return false
-  for (let i = 1; i < texts.length; i++) if (matchesAt(texts, words, i)) return true
+  for (let i = 1; i < texts.length; i++) if (appearsAt(texts, words, i)) return true
   return false
 }
 
-/** Whether `words` appear in a row anywhere in `tokens` (for a command that could not be parsed). */
+/** Whether `words` appear in `tokens` (for a command that could not be parsed), as `mentions` reads a part, from any token. */
 export function tokensMention(tokens: readonly string[], words: readonly string[]): boolean {
   if (words.length === 0) return tokens.length > 0
-  for (let i = 0; i + words.length <= tokens.length; i++) if (matchesAt(tokens, words, i)) return true
+  for (let i = 0; i + words.length <= tokens.length; i++) if (appearsAt(tokens, words, i)) return true
   return false
 }
 
-function matchesAt(texts: readonly (string | undefined)[], words: readonly string[], at: number): boolean {
-  if (texts.length - at < words.length || texts.length === at) return false
-  for (let i = 0; i < words.length; i++) {
-    const text = texts[at + i]
-    if (text === undefined) return false
-    // The command itself may be named by its path: `/bin/rm` is `rm`.
-    if (text !== words[i] && (i > 0 || text.slice(text.lastIndexOf('/') + 1) !== words[i])) return false
+/**
+ * Whether `texts[at]` is the command `words[0]` (also named by its path:
+ * `/bin/rm` is `rm`) and the other words follow in order, with only options
+ * (`-x`, `--name`, `--name=value`, or a word computed at run time, which
+ * could be one) and the word right after an option (its argument, maybe)
+ * between them.
+ */
+function appearsAt(texts: readonly (string | undefined)[], words: readonly string[], at: number): boolean {
+  const name = texts[at]
+  if (words.length === 0 || name === undefined || (name !== words[0] && name.slice(name.lastIndexOf('/') + 1) !== words[0])) return false
+  const tried = new Set<string>()
+  const follows = (word: number, from: number, afterOption: boolean): boolean => {
+    if (word === words.length) return true
+    const key = `${word} ${from} ${afterOption}`
+    if (tried.has(key)) return false
+    tried.add(key)
+    for (let i = from, previousIsOption = afterOption; i < texts.length; i++) {
+      const text = texts[i]
+      if (text === words[word] && follows(word + 1, i + 1, false)) return true
+      const option = text === undefined || (text.length > 1 && text.startsWith('-'))
+      // Only an option, or the word right after one, may be passed over.
+      if (!option && !previousIsOption) return false
+      previousIsOption = option && (text === undefined || !text.includes('='))
+    }
+    return false
   }
-  return true
+  return follows(1, at + 1, false)
 }
