@@ -100,4 +100,24 @@ describe('races between a child ending and its parent stopping (R-CAN-4, R-SUB-1
     expect(records(resumed.session, 'subagent/')).toEqual(closed)
     await h.expectClean()
   })
+
+  it("a background child's task stopped as it starts (a tasks/started listener) stops the child too: no child runs on for nobody", async () => {
+    const gates = new Gates()
+    h = await harness({
+      respond: (request, who) => {
+        if (who !== 'parent') return gates.hold(who, request)
+        return request.messages.length === 1 ? taskCall({ description: 'behind', prompt: 'Look behind.', background: true }) : 'Started it.'
+      },
+    })
+    const parent = await h.agent()
+    h.root.on('tasks/started', ({ task }) => void task.cancel())
+    parent.followup('Start one.')
+    await parent.whenIdle()
+    await h.root.tasks.get('task-1')!.result()
+    await Promise.all(h.root.subagents.list().map((run) => run.result()))
+    expect(h.root.subagents.list()).toEqual([])
+    expect(h.root.agents.list().filter((agent) => String(agent.id).includes('-sub-'))).toEqual([])
+    expect(records(parent.session, 'subagent/').at(-1)).toMatchObject({ type: 'subagent/finished', status: 'cancelled' })
+    await h.expectClean()
+  })
 })
