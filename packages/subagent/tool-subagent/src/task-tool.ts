@@ -99,6 +99,8 @@ export function taskTool(host: TaskToolHost) {
           child.cancel()
           throw error
         }
+        // However the task ends (also stopped before its work ran, which then never runs), the child ends with it.
+        void task.result().then(() => child.cancel())
         return startedText(task, child, host.managed)
       }
       const result = await child.result()
