@@ -189,3 +189,27 @@ describe('a file with hard links', () => {
     }).toEqual({ store: 'module.exports = 1\n', workspace: 'module.exports = 3\n', links: 1, mode: '640', leftovers: ['.keep', 'index.js'] })
   })
 })
+
+describe('two agents changing one file at once', () => {
+  it('one change wins and the other is refused as stale: no change is lost', async () => {
+    const root = tempDir()
+    writeTree(root, { 'shared.txt': 'alpha\nbeta\n' })
+    const { run } = await mount(root)
+    const [a, b] = [fakeAgent('a'), fakeAgent('b')]
+    for (let round = 0; round < 20; round++) {
+      writeFileSync(join(root, 'shared.txt'), 'alpha\nbeta\n')
+      for (const agent of [a, b]) await run('read_file', { path: 'shared.txt' }, { agent })
+      const results = await Promise.all([
+        run('edit_file', { path: 'shared.txt', old_string: 'alpha', new_string: 'ALPHA' }, { agent: a }),
+        run('write_file', { path: 'shared.txt', content: 'alpha\nBETA\n' }, { agent: b }),
+      ])
+      const file = readFileSync(join(root, 'shared.txt'), 'utf8')
+      const codes = results.map((result) => result.code).sort()
+      expect({ round, codes, file }).toEqual({
+        round,
+        codes: ['STALE_FILE', 'ok'],
+        file: results[0]!.code === 'ok' ? 'ALPHA\nbeta\n' : 'alpha\nBETA\n',
+      })
+    }
+  })
+})
