@@ -34,7 +34,7 @@ export type DecodedEnd =
  *
  * - Only choice 0 is read (the adapter never asks for more).
  * - Reasoning (`reasoning_content`, or `reasoning` as some servers name it),
- *   text (`content`) and each tool call (by its `index` in `tool_calls`) get
+ *   text (`content`, also as a list of text and thinking parts) and each tool call (by its `index` in `tool_calls`) get
  *   their own content-block index, numbered in order of first appearance and
  *   stable for the whole stream. Empty strings open nothing.
  * - Arguments sent as a JSON object rather than as text are taken as that
@@ -98,20 +98,47 @@ export class StreamDecoder {
 
   private delta(delta: Record<string, unknown>, out: StreamChunk[]): void {
     const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : delta.reasoning
-    if (typeof reasoning === 'string' && reasoning) {
-      if (this.reasoningIndex < 0) this.reasoningIndex = this.next++
-      out.push({ type: 'reasoning-delta', index: this.reasoningIndex, text: reasoning })
-      this.produced = true
-    }
-    if (typeof delta.content === 'string' && delta.content) {
-      if (this.textIndex < 0) this.textIndex = this.next++
-      out.push({ type: 'text-delta', index: this.textIndex, text: delta.content })
-      this.produced = true
-    }
+    if (typeof reasoning === 'string') this.reasoningText(reasoning, out)
+    if (typeof delta.content === 'string') this.text(delta.content, out)
+    else if (Array.isArray(delta.content)) this.contentParts(delta.content, out)
     if (Array.isArray(delta.tool_calls)) {
       for (let position = 0; position < delta.tool_calls.length && this.malformed === undefined; position++) {
         const call: unknown = delta.tool_calls[position]
         if (call !== null && typeof call === 'object') this.toolCall(call as Record<string, unknown>, position, out)
+      }
+    }
+  }
+
+  private reasoningText(text: string, out: StreamChunk[]): void {
+    if (!text) return
+    if (this.reasoningIndex < 0) this.reasoningIndex = this.next++
+    out.push({ type: 'reasoning-delta', index: this.reasoningIndex, text })
+    this.produced = true
+  }
+
+  private text(text: string, out: StreamChunk[]): void {
+    if (!text) return
+    if (this.textIndex < 0) this.textIndex = this.next++
+    out.push({ type: 'text-delta', index: this.textIndex, text })
+    this.produced = true
+  }
+
+  /**
+   * Content sent as a list of parts (Mistral's Magistral): `{ type: 'text', text }` is text,
+   * `{ type: 'thinking', thinking: [{ type: 'text', text }] }` (or a string) is reasoning; other
+   * part types are skipped.
+   */
+  private contentParts(parts: unknown[], out: StreamChunk[]): void {
+    for (const part of parts) {
+      if (part === null || typeof part !== 'object') continue
+      const { type, text, thinking } = part as Record<string, unknown>
+      if (type === 'text' && typeof text === 'string') this.text(text, out)
+      else if (type === 'thinking' && typeof thinking === 'string') this.reasoningText(thinking, out)
+      else if (type === 'thinking' && Array.isArray(thinking)) {
+        for (const inner of thinking) {
+          const innerText = (inner as Record<string, unknown> | null)?.text
+          if (typeof innerText === 'string') this.reasoningText(innerText, out)
+        }
       }
     }
   }
