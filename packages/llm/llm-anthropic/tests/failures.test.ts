@@ -78,6 +78,23 @@ describe('failures are classified, with the provider words, hints and request id
     ])
   })
 
+  it('400 for input plus max_tokens beyond the window ("exceed context limit") is CONTEXT_OVERFLOW, so compaction can act', async () => {
+    server.handle(
+      reply(
+        400,
+        apiError('invalid_request_error', 'input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again'),
+        { 'request-id': 'req_1' },
+      ),
+    )
+    expect(only(await run())).toEqual({
+      code: 'CONTEXT_OVERFLOW',
+      status: 400,
+      requestId: 'req_1',
+      message:
+        'the request does not fit the context window of claude/claude-test (HTTP 400: input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again; invalid_request_error). Shorten or compact the history.',
+    })
+  })
+
   it('a 404 that is not about a model hints at the base URL', async () => {
     server.handle(reply(404, apiError('not_found_error', 'Not found')))
     expect(only(await run()).message).toBe(`claude found no such resource for claude-test (HTTP 404: Not found; not_found_error). Check the base URL (${server.origin}): requests go to <baseUrl>/v1/messages.`)
