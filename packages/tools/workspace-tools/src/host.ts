@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises'
 import type { WorkspaceLimits } from './config'
+import type { FileLocks } from './file-locks'
 import type { ReadLedger } from './read-ledger'
 import type { WalkOptions } from './walk'
 import type { Workspace } from './workspace'
@@ -8,6 +9,8 @@ import type { Workspace } from './workspace'
 export interface ToolHost {
   readonly workspace: Workspace
   readonly ledger: ReadLedger
+  /** One change at a time per file (by real path), across agents. */
+  readonly locks: FileLocks
   readonly limits: WorkspaceLimits
   /** The walk options of `glob` and `grep` for one call. */
   walkOptions(signal: AbortSignal): WalkOptions

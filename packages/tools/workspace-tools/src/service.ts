@@ -4,6 +4,7 @@ import { describeCall } from './approval'
 import { WORKSPACE_TOOL_NAMES, WorkspaceToolsConfig, type WorkspaceToolName } from './config'
 import { Context, Service } from './cordis'
 import type { ToolHost } from './host'
+import { FileLocks } from './file-locks'
 import { ReadLedger } from './read-ledger'
 import { detectSandbox, findExecutable, type SandboxStatus } from './sandbox'
 import { editFileTool } from './tools/edit-file'
@@ -80,6 +81,7 @@ export class WorkspaceTools extends Service {
     const host: ToolHost = {
       workspace: this.workspace,
       ledger: this.ledger,
+      locks: new FileLocks(),
       limits: config.limits,
       walkOptions: (signal) => ({ signal, gitignore: config.gitignore, skipDirectories, maxEntries: config.limits.maxWalkEntries }),
     }

@@ -34,40 +34,43 @@ export function editFileTool(host: ToolHost) {
       if (before === after) throw new ToolError('INVALID_ARGUMENTS', 'old_string and new_string are the same; there is nothing to change')
       const target = await host.workspace.writable(path)
       if (!target.exists) throw workspaceError('NOT_FOUND', `${target.shown} does not exist; use write_file to create it`)
-      const bytes = await loadFile(host, target, 'edit_file', run.signal)
-      const text = looksBinary(bytes) ? undefined : decodeStrict(bytes)
-      if (text === undefined) {
-        throw workspaceError('BINARY_FILE', `${target.shown} is not a UTF-8 text file; edit_file would corrupt it`)
-      }
-      host.ledger.check(run.agent.id, target.real, bytes, target.shown, 'edit_file')
-      let search = before
-      let replacement = after
-      let at = occurrences(text, search)
-      if (at.length === 0 && text.includes('\r\n') && before.includes('\n') && !before.includes('\r')) {
-        search = before.replaceAll('\n', '\r\n')
-        replacement = after.replaceAll('\n', '\r\n')
-        at = occurrences(text, search)
-      }
-      if (at.length === 0) {
-        throw workspaceError(
-          'NO_MATCH',
-          `old_string occurs 0 times in ${target.shown}; it must match the file exactly, whitespace and indentation included, ` +
-            "without read_file's line-number prefix (read the file again if unsure)",
-        )
-      }
-      const lines = linesOf(text, at)
-      if (at.length > 1 && !all) {
-        const listed = lines.slice(0, LISTED_LINES).join(', ') + (lines.length > LISTED_LINES ? ', …' : '')
-        throw workspaceError(
-          'AMBIGUOUS_MATCH',
-          `old_string occurs ${at.length} times in ${target.shown} (at lines ${listed}); include more of the surrounding lines to make it unique, or set replace_all to replace every occurrence`,
-        )
-      }
-      const edited = all ? text.split(search).join(replacement) : text.slice(0, at[0]) + replacement + text.slice(at[0]! + search.length)
-      await storeFile(host, target, Buffer.from(edited, 'utf8'), run.agent.id, 'edit_file', bytes)
-      return at.length === 1
-        ? `Edited ${target.shown}: replaced 1 occurrence at line ${lines[0]}`
-        : `Edited ${target.shown}: replaced ${plural(at.length, 'occurrence')} (at lines ${lines.slice(0, LISTED_LINES).join(', ')}${lines.length > LISTED_LINES ? ', …' : ''})`
+      // The check of what the agent saw and the write are one step: another agent's change cannot come between.
+      return host.locks.run(target.real, async () => {
+        const bytes = await loadFile(host, target, 'edit_file', run.signal)
+        const text = looksBinary(bytes) ? undefined : decodeStrict(bytes)
+        if (text === undefined) {
+          throw workspaceError('BINARY_FILE', `${target.shown} is not a UTF-8 text file; edit_file would corrupt it`)
+        }
+        host.ledger.check(run.agent.id, target.real, bytes, target.shown, 'edit_file')
+        let search = before
+        let replacement = after
+        let at = occurrences(text, search)
+        if (at.length === 0 && text.includes('\r\n') && before.includes('\n') && !before.includes('\r')) {
+          search = before.replaceAll('\n', '\r\n')
+          replacement = after.replaceAll('\n', '\r\n')
+          at = occurrences(text, search)
+        }
+        if (at.length === 0) {
+          throw workspaceError(
+            'NO_MATCH',
+            `old_string occurs 0 times in ${target.shown}; it must match the file exactly, whitespace and indentation included, ` +
+              "without read_file's line-number prefix (read the file again if unsure)",
+          )
+        }
+        const lines = linesOf(text, at)
+        if (at.length > 1 && !all) {
+          const listed = lines.slice(0, LISTED_LINES).join(', ') + (lines.length > LISTED_LINES ? ', …' : '')
+          throw workspaceError(
+            'AMBIGUOUS_MATCH',
+            `old_string occurs ${at.length} times in ${target.shown} (at lines ${listed}); include more of the surrounding lines to make it unique, or set replace_all to replace every occurrence`,
+          )
+        }
+        const edited = all ? text.split(search).join(replacement) : text.slice(0, at[0]) + replacement + text.slice(at[0]! + search.length)
+        await storeFile(host, target, Buffer.from(edited, 'utf8'), run.agent.id, 'edit_file', bytes)
+        return at.length === 1
+          ? `Edited ${target.shown}: replaced 1 occurrence at line ${lines[0]}`
+          : `Edited ${target.shown}: replaced ${plural(at.length, 'occurrence')} (at lines ${lines.slice(0, LISTED_LINES).join(', ')}${lines.length > LISTED_LINES ? ', …' : ''})`
+      })
     },
   })
 }
