@@ -212,4 +212,22 @@ describe('two agents changing one file at once', () => {
       })
     }
   })
+
+  it('two agents creating the same new file: one creates it, the other is refused (it has not read what the first wrote)', async () => {
+    const root = tempDir()
+    const { run } = await mount(root)
+    for (let round = 0; round < 20; round++) {
+      const name = `new-${round}.txt`
+      const results = await Promise.all([
+        run('write_file', { path: name, content: 'from a\n' }, { agent: fakeAgent('a') }),
+        run('write_file', { path: name, content: 'from b\n' }, { agent: fakeAgent('b') }),
+      ])
+      const winner = results[0]!.code === 'ok' ? 'a' : 'b'
+      expect({ round, codes: results.map((result) => result.code).sort(), file: readFileSync(join(root, name), 'utf8') }).toEqual({
+        round,
+        codes: ['NOT_READ', 'ok'],
+        file: `from ${winner}\n`,
+      })
+    }
+  })
 })
