@@ -29,8 +29,11 @@ function parseBody(text: string): ErrorObject | undefined {
   }
 }
 
-/** What the API says when a prompt does not fit: `prompt is too long: 201234 tokens > 200000 maximum`, and its variants. */
-const contextOverflow = /prompt is too long|too many tokens|context[_ ](?:length|window)|exceeds? the (?:model'?s? )?(?:context|maximum)|request_too_large/i
+/**
+ * What the API says when a request does not fit: `prompt is too long: 201234 tokens > 200000 maximum`,
+ * `input length and \`max_tokens\` exceed context limit: 188240 + 21333 > 200000`, and their variants.
+ */
+const contextOverflow = /prompt is too long|too many tokens|context[_ ](?:length|window)|exceeds? the (?:model'?s? )?(?:context|maximum)|exceeds? context limit|request_too_large/i
 
 function describe(error: ErrorObject | undefined, fallback: string): string {
   return [error?.message, error?.type].filter((w) => w !== undefined && w !== '').join('; ') || fallback
