@@ -21,13 +21,16 @@ export function writeFileTool(host: ToolHost) {
     }),
     effect: 'write',
     async execute({ path, content }, run) {
-      const target = await host.workspace.writable(path)
+      const resolved = await host.workspace.writable(path)
       const bytes = Buffer.from(content, 'utf8')
       // The check of what the agent saw and the write are one step: another agent's change cannot come between.
-      await host.locks.run(target.real, async () => {
+      const target = await host.locks.run(resolved.real, async () => {
+        // Resolved again under the lock: a file another agent created meanwhile is an existing file now.
+        const target = await host.workspace.writable(path)
         const previous = target.exists ? await loadFile(host, target, 'write_file', run.signal) : undefined
         if (previous) host.ledger.check(run.agent.id, target.real, previous, target.shown, 'write_file')
         await storeFile(host, target, bytes, run.agent.id, 'write_file', previous)
+        return target
       })
       return `Wrote ${bytes.length} bytes to ${target.shown}`
     },
