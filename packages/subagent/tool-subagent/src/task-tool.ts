@@ -16,6 +16,9 @@ export interface TaskToolHost {
   readonly timeoutMs: number
 }
 
+/** The tool's name (also how the concurrency check recognizes it among a type's tools). */
+const TASK = 'task'
+
 /**
  * A prompt or description of only whitespace is refused by the validator (INVALID_ARGUMENTS naming the
  * field), as `spawn()` would refuse it anyway; a refinement, so the JSON schema the model reads is unchanged.
@@ -36,9 +39,9 @@ const NO_DEADLINE = 0
  *   the answer reaches the parent later as a message (R-TSK-2).
  *
  * A call is concurrency-safe only when every tool its agent type allows
- * has the `read` effect: several read-only children of one step then run at
- * once (their results still come in model order); any other call is
- * exclusive. The effect of `task` itself is `read`: it changes nothing by
+ * has the `read` effect (`task` among them only when every configured type
+ * only reads): several read-only children of one step then run at once
+ * (their results still come in model order); any other call is exclusive. The effect of `task` itself is `read`: it changes nothing by
  * itself, and each of the child's calls is judged on its own, under a
  * permission mode never above the parent's.
  */
@@ -46,9 +49,9 @@ export function taskTool(host: TaskToolHost) {
   const types = host.subagents.types()
   const names = types.map((type) => type.name) as [string, ...string[]]
   const fallback = host.subagents.type()!
-  const readOnly = readOnlyCheck(host.tools)
+  const readOnly = readOnlyCheck(host.tools, types)
   return defineTool({
-    name: 'task',
+    name: TASK,
     description: describeTask(types, fallback, host.managed),
     parameters: z.object({
       description: z.string().min(1).max(200).refine(notBlank, BLANK).describe('A short (3-5 word) title of the task'),
@@ -121,21 +124,29 @@ function failureText(result: SubagentResult): string {
 
 /**
  * Whether every tool an agent type allows has the `read` effect (the tools
- * registered now: a tool that does not exist cannot be called). Cached per
- * registry version and type.
+ * registered now: a tool that does not exist cannot be called). `task`
+ * itself counts as read-only only when every configured type's other tools
+ * are: a child that may call it can start a child of any type, whose writes
+ * would otherwise overlap another call's. Cached per registry version and type.
  */
-function readOnlyCheck(tools: ToolRegistry): (type: AgentType) => boolean {
+function readOnlyCheck(tools: ToolRegistry, types: readonly AgentType[]): (type: AgentType) => boolean {
   let version = -1
   const cache = new Map<AgentType, boolean>()
+  let startsOnlyReaders: boolean | undefined
+  const reads = (type: AgentType, taskReads: boolean) => {
+    const allowed = type.tools ? allowListMatcher(type.tools) : () => true
+    return tools.schemas().every((schema) => !allowed(schema.name) || (schema.name === TASK ? taskReads : effectOf(tools.definition(schema.name)!) === 'read'))
+  }
   return (type) => {
     if (tools.version !== version) {
       version = tools.version
       cache.clear()
+      startsOnlyReaders = undefined
     }
     let safe = cache.get(type)
     if (safe === undefined) {
-      const allowed = type.tools ? allowListMatcher(type.tools) : () => true
-      safe = tools.schemas().every((schema) => !allowed(schema.name) || effectOf(tools.definition(schema.name)!) === 'read')
+      startsOnlyReaders ??= types.every((each) => reads(each, true))
+      safe = reads(type, startsOnlyReaders)
       cache.set(type, safe)
     }
     return safe
