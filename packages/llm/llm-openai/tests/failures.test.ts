@@ -213,6 +213,19 @@ describe('HTTP error classification', () => {
     expect(codes).toEqual(['CONTEXT_OVERFLOW', 'CONTEXT_OVERFLOW'])
   })
 
+  it('the context-limit errors of Text Generation Inference and Together (HTTP 400/422, "`inputs` tokens + `max_new_tokens` must be <=") are CONTEXT_OVERFLOW', async () => {
+    fixture.server.handle(
+      reply(422, { error: 'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 512 `max_new_tokens`', error_type: 'validation' }),
+      reply(400, { error: { message: 'Input validation error: `inputs` must have less than 8192 tokens. Given: 9100', type: 'invalid_request_error' } }),
+    )
+    const codes = []
+    for (let i = 0; i < 2; i++) {
+      const [finish] = await collect(fixture.adapter.stream(call()))
+      codes.push(finish?.type === 'finish' && finish.reason.kind === 'error' ? finish.reason.failure.code : finish)
+    }
+    expect(codes).toEqual(['CONTEXT_OVERFLOW', 'CONTEXT_OVERFLOW'])
+  })
+
   it('other 4xx: BAD_REQUEST with the provider message', async () => {
     fixture.server.handle(
       reply(400, { error: { message: 'Invalid value for temperature', type: 'invalid_request_error', param: 'temperature' } }),
