@@ -43,9 +43,10 @@ function parseBody(text: string): ErrorObject | undefined {
 }
 
 // `exceeds the available context size` and `exceed_context_size_error` are llama.cpp's server; `exceeds the maximum
-// number of tokens` is Gemini's, `maximum prompt length` xAI's.
+// number of tokens` is Gemini's, `maximum prompt length` xAI's; the two `inputs` phrases are Text Generation
+// Inference's (and Together's).
 const contextOverflow =
-  /context[_ ]length|context[_ ]window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds the model|exceeds? the available context size|exceed_context_size|exceeds the maximum number of tokens|maximum prompt length/i
+  /context[_ ]length|context[_ ]window|maximum context|too many tokens|prompt is too long|input is too long|reduce the length|exceeds the model|exceeds? the available context size|exceed_context_size|exceeds the maximum number of tokens|maximum prompt length|`inputs` tokens \+ `max_new_tokens` must be|`inputs` must have less than/i
 const quotaExhausted = /insufficient[_ ]quota|insufficient[_ ]balance|billing|exceeded your current quota/i
 
 function describe(error: ErrorObject | undefined, fallback: string): string {
