@@ -342,6 +342,14 @@ describe('failures inside a successful response', () => {
     )
   })
 
+  it('Mistral\'s finish reasons: model_length is max-tokens (the answer was cut), error is a retryable SERVER error', async () => {
+    fixture.server.handle(sse([chunk({ content: 'I' }), chunk({}, 'model_length')]), sse([chunk({ content: 'I' }), chunk({}, 'error')]))
+    expect((await collect(fixture.adapter.stream(call()))).at(-1)).toEqual({ type: 'finish', reason: { kind: 'max-tokens' } })
+    expect((await collect(fixture.adapter.stream(call()))).at(-1)).toEqual(
+      errorFinish({ code: 'SERVER', message: 'fake failed while it generated the answer (finish_reason "error"); try again' }),
+    )
+  })
+
   it('a tool call that never gets a function name is MALFORMED_STREAM', async () => {
     fixture.server.handle(sse([chunk({ tool_calls: [{ index: 0, id: 'call_1', function: { arguments: '{}' } }] }), chunk({}, 'tool_calls')]))
     expect(await collect(fixture.adapter.stream(call()))).toEqual([
