@@ -71,6 +71,19 @@ describe('read_file', () => {
     })
   })
 
+  it('says when a file is not UTF-8, so the model does not write the lossy text back over it', async () => {
+    const root = tempDir()
+    // "café" in Latin-1: the é is one byte that is not UTF-8.
+    writeTree(root, { 'latin1.txt': Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x6f, 0x6b, 0x0a]) })
+    const { run } = await mount(root)
+    expect(await run('read_file', { path: 'latin1.txt' })).toEqual({
+      code: 'ok',
+      text:
+        '     1\tcaf\ufffd\n     2\tok\n' +
+        '[latin1.txt is not UTF-8 text: bytes that are not UTF-8 are shown as \ufffd; writing this text back would lose them, so change the file with shell (e.g. sed) rather than write_file]',
+    })
+  })
+
   it('refuses offset and limit below 1', async () => {
     const root = tempDir()
     writeFileSync(join(root, 'a.txt'), 'a\n')
