@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { defineTool } from '@deepseek-ai/dsh-tools'
 import { workspaceError } from '../errors'
 import { readAll, type ToolHost } from '../host'
-import { clipLine, decodeLenient, looksBinary, numbered, plural, splitLines } from '../text'
+import { clipLine, decodeLenient, decodeStrict, looksBinary, numbered, plural, splitLines } from '../text'
 import { formatBytes } from './format'
 import { pathArgument } from './path-argument'
 
@@ -46,6 +46,11 @@ export function readFileTool(host: ToolHost) {
       host.ledger.remember(run.agent.id, target.real, bytes)
       const lines = splitLines(decodeLenient(bytes))
       if (lines.length === 0) return `[${target.shown} is empty]`
+      // The model cannot tell a U+FFFD of the file from one of the decoding: it is told, or it may write the lossy text back.
+      const lossy =
+        decodeStrict(bytes) === undefined
+          ? `[${target.shown} is not UTF-8 text: bytes that are not UTF-8 are shown as \ufffd; writing this text back would lose them, so change the file with shell (e.g. sed) rather than write_file]`
+          : undefined
       const first = offset ?? 1
       if (first > lines.length) return `[offset ${first} is past the end: ${target.shown} has ${plural(lines.length, 'line')}]`
       const last = Math.min(lines.length, first + (limit ?? limits.readLines) - 1)
@@ -60,6 +65,7 @@ export function readFileTool(host: ToolHost) {
         shownLast = n
       }
       if (shownLast < lines.length) out.push(`[showing lines ${first}-${shownLast} of ${lines.length}; read on with offset ${shownLast + 1}]`)
+      if (lossy) out.push(lossy)
       return out.join('\n')
     },
   })
