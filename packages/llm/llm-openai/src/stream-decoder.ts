@@ -234,7 +234,8 @@ export class StreamDecoder {
 /**
  * Maps a chat-completions `finish_reason`: `stop` (or `tool-calls` when the
  * answer did call tools, as some servers report `stop` then), `tool_calls` /
- * `function_call`, `length` → `max-tokens`. `content_filter` is an error
+ * `function_call`, `length` (and Mistral's `model_length`) → `max-tokens`; `error` (Mistral, OpenRouter) is a
+ * `SERVER` error. `content_filter` is an error
  * (`BAD_REQUEST`: the provider refused the content, retrying the same request
  * will not help), `insufficient_system_resource` (DeepSeek) a `SERVER` error,
  * and any other reason an `UNKNOWN` error naming it.
@@ -248,7 +249,10 @@ export function finishReason(reason: string, calledTools: boolean, provider: str
     case 'function_call':
       return { kind: 'tool-calls' }
     case 'length':
+    case 'model_length': // Mistral: the context window ended the answer
       return { kind: 'max-tokens' }
+    case 'error': // Mistral, OpenRouter: generation failed on the server
+      return error({ code: 'SERVER', message: `${provider} failed while it generated the answer (finish_reason "error"); try again` })
     case 'content_filter':
       return error({
         code: 'BAD_REQUEST',
