@@ -18,12 +18,9 @@ afterEach(async () => {
 })
 
 describe('a base URL that redirects to another origin', () => {
-  // KNOWN DEFECT, cause in dsh-llm (reported to the lead; this package cannot fix it): the shared
-  // exchange lets `fetch` follow redirects, and `fetch` strips only `Authorization` on a
-  // cross-origin redirect, so `x-api-key` and credential headers go to whatever origin the base
-  // URL redirects to. `it.fails` keeps the suite green while the defect stands; once dsh-llm
-  // refuses (or stops following) cross-origin redirects this test fails: drop `.fails` then.
-  it.fails('sends the key and credential headers nowhere but the configured origin', async () => {
+  // dsh-llm's exchange follows no redirect to another origin: `fetch` would strip only `Authorization` there,
+  // so `x-api-key` and credential headers would reach whatever origin the base URL redirects to.
+  it('sends the key and credential headers nowhere but the configured origin', async () => {
     provider.handle((_request, res) => {
       res.writeHead(307, { location: `${elsewhere.origin}/v1/messages` })
       res.end()

@@ -13,7 +13,7 @@ import {
 } from '@deepseek-ai/dsh-llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { collect, deferred, mountLlm } from './helpers'
-import { LocalServer } from './http-server'
+import { LocalServer, reply } from './http-server'
 
 const key = 'sk-adapter-test-key-0123456789abcdef'
 
@@ -260,6 +260,91 @@ describe('HttpProviderAdapter: the key lookup runs at the first pull, inside the
       chunks: [{ type: 'finish', reason: { kind: 'aborted' } }],
       checks: 0,
       bodies: [],
+    })
+  })
+})
+
+describe('HttpProviderAdapter: redirects', () => {
+  let elsewhere: LocalServer
+  beforeEach(async () => {
+    elsewhere = await LocalServer.start()
+  })
+  afterEach(async () => {
+    await elsewhere.stop()
+  })
+
+  const keyed = () => new LineAdapter({ baseUrl: server.url, apiKey: key, headers: { 'x-gateway-token': 'gw-secret-0123456789' } })
+  const seenKeys: Array<[string | undefined, string | undefined]> = []
+  const answerLines = (): Parameters<LocalServer['answer']>[0] => (req, res) => {
+    seenKeys.push([req.headers['x-key'] as string | undefined, req.headers['x-gateway-token'] as string | undefined])
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.end('data: moved here\n')
+  }
+  beforeEach(() => {
+    seenKeys.length = 0
+  })
+  /** A stream's chunks, with an error finish replaced by its failure. */
+  const failureOf = async (stream: AsyncIterable<StreamChunk>) =>
+    (await collect(stream)).map((chunk) => (chunk.type === 'finish' && chunk.reason.kind === 'error' ? chunk.reason.failure : chunk))
+
+  it('does not follow a redirect to another origin: the key and credential headers go nowhere else, and the failure says where it pointed', async () => {
+    server.answer(reply(307, '', { location: `${elsewhere.url}/v1/lines?token=sk-in-the-query-0123456789abcdef` }))
+    elsewhere.answer(answerLines())
+    const chunks = await collect(keyed().stream(call()))
+    expect({ chunks, elsewhere: elsewhere.bodies, seenKeys }).toEqual({
+      chunks: [
+        {
+          type: 'finish',
+          reason: {
+            kind: 'error',
+            failure: {
+              code: 'INVALID_CONFIG',
+              status: 307,
+              message: `lines answered 307 redirecting to ${elsewhere.url}/v1/lines, another origin than the configured ${server.url}: dsh does not follow it (the API key would go there); set the base URL to the address you trust`,
+            },
+          },
+        },
+      ],
+      elsewhere: [],
+      seenKeys: [],
+    })
+  })
+
+  it('follows a 307 or 308 within the configured origin with the same method, body and headers', async () => {
+    server.answer(reply(307, '', { location: '/v2/lines' }))
+    server.answer(reply(308, '', { location: `${server.url}/v3/lines` }))
+    server.answer(answerLines())
+    const chunks = await collect(keyed().stream(call()))
+    expect({ chunks, bodies: server.bodies, seenKeys }).toEqual({
+      chunks: [
+        { type: 'text-delta', index: 0, text: 'moved here' },
+        { type: 'finish', reason: { kind: 'stop' } },
+      ],
+      bodies: ['{"model":"m1","text":"hi"}', '{"model":"m1","text":"hi"}', '{"model":"m1","text":"hi"}'],
+      seenKeys: [[key, 'gw-secret-0123456789']],
+    })
+  })
+
+  it('refuses a 301, 302 or 303 (fetch would resend the POST as a GET), a redirect without a location, and a redirect loop', async () => {
+    const failures: unknown[] = []
+    for (const status of [301, 302, 303]) {
+      server.answer(reply(status, '', { location: '/v2/lines' }))
+      failures.push(await failureOf(keyed().stream(call())))
+    }
+    server.answer(reply(307, ''))
+    failures.push(await failureOf(keyed().stream(call())))
+    const before = server.bodies.length
+    for (let i = 0; i < 6; i++) server.answer(reply(307, '', { location: '/lines' }))
+    failures.push(await failureOf(keyed().stream(call())))
+    expect({ failures, loopRequests: server.bodies.length - before }).toEqual({
+      failures: [
+        ...[301, 302, 303].map((status) => [
+          { code: 'INVALID_CONFIG', status, message: `lines answered ${status} redirecting to ${server.url}/v2/lines: a ${status} would resend the request as a GET; set the base URL so that it names that address` },
+        ]),
+        [{ code: 'INVALID_CONFIG', status: 307, message: 'lines answered 307 (a redirect) without a location to go to' }],
+        [{ code: 'INVALID_CONFIG', status: 307, message: `lines answered 307 redirecting to ${server.url}/lines after 5 redirects already: giving up (a redirect loop?)` }],
+      ],
+      loopRequests: 6,
     })
   })
 })

@@ -87,11 +87,16 @@ export class HttpExchange {
     }, ms)
   }
 
-  /** Runs `fetch` under the request deadline; throws what `fetch` throws (classify it with `failure`). */
+  /**
+   * Runs `fetch` under the request deadline; throws what `fetch` throws
+   * (classify it with `failure`). Redirects are not followed: a redirect
+   * answer is returned as it came (see `redirectStep`), so no credential
+   * header ever goes to an address the caller did not name.
+   */
   async request(url: string, init: RequestInit): Promise<Response> {
     this.arm('request', this.deadlines.requestTimeoutMs)
     try {
-      return await fetch(url, { ...init, signal: this.controller.signal })
+      return await fetch(url, { ...init, redirect: 'manual', signal: this.controller.signal })
     } finally {
       clearTimeout(this.timer)
     }

@@ -3,6 +3,7 @@ import { ContentRedactor, type Secrets } from '../redact'
 import type { StreamChunk } from '../stream'
 import { BatchedChunks, batchesOf } from './batched-chunks'
 import { causeOf, HttpExchange, type BodyReadResult, type HttpDeadlines } from './exchange'
+import { isRedirect, redirectStep } from './redirects'
 import { headerOf } from './retry-after'
 
 /** The final chunk of a failed call. */
@@ -82,11 +83,23 @@ async function* exchangeBatches(post: StreamingPost, held: HeldExchange): AsyncG
   held.exchange = exchange
   try {
     let response: Response
-    try {
-      response = await exchange.request(post.url, { method: 'POST', headers: post.headers, body: post.body })
-    } catch (error) {
-      yield [exchange.finish(error, 'connect', secrets)]
-      return
+    for (let url = post.url, hops = 0; ; hops++) {
+      try {
+        response = await exchange.request(url, { method: 'POST', headers: post.headers, body: post.body })
+      } catch (error) {
+        yield [exchange.finish(error, 'connect', secrets)]
+        return
+      }
+      if (!isRedirect(response.status)) break
+      // `post.url` was just fetched (hop 0), so it parses.
+      const step = redirectStep(exchange.provider, new URL(post.url).origin, url, response.status, response.headers.get('location'), hops, secrets)
+      // The redirect's own body is not wanted; cancelling it frees the connection.
+      await response.body?.cancel().catch(() => {})
+      if (!step.ok) {
+        yield [errorFinish(step.failure)]
+        return
+      }
+      url = step.url
     }
     const requestId = headerOf(response.headers, post.requestIdHeaders)
     if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
