@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { trace } from '@deepseek-ai/dsh-testkit'
 import { connected, everything, execute, mcpSpine, resultText } from './helpers'
 import { TestHttpServer } from './http-server'
@@ -53,9 +53,23 @@ describe('a cancelled call sends the protocol cancellation; a call past its dead
     await connected(kit, 'everything')
     const agent = await kit.agent()
     expect(kit.root.tools.definition('mcp__everything__echo', agent)?.timeoutMs).toBe(300)
-    const slow = await execute(kit, agent, 'mcp__everything__trigger-long-running-operation', { duration: 600, steps: 1 })
-    expect(slow.error).toEqual({ code: 'TIMEOUT', message: 'tool timed out after 300 ms' })
-    expect(resultText(await execute(kit, agent, 'mcp__everything__echo', { message: 'still here' }))).toBe('Echo: still here')
+    // The deadline's timer is the test's: with a real 300 ms one, the echo below (a round trip to a
+    // child process, under the same deadline) timed out whenever a loaded machine held the server
+    // back that long. The call's timer is armed when its body returns its promise, synchronously
+    // inside execute().
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      let settled = false
+      const slow = execute(kit, agent, 'mcp__everything__trigger-long-running-operation', { duration: 600, steps: 1 })
+      void slow.finally(() => (settled = true))
+      await vi.advanceTimersByTimeAsync(299)
+      expect(settled).toBe(false)
+      await vi.advanceTimersByTimeAsync(1)
+      expect((await slow).error).toEqual({ code: 'TIMEOUT', message: 'tool timed out after 300 ms' })
+      expect(resultText(await execute(kit, agent, 'mcp__everything__echo', { message: 'still here' }))).toBe('Echo: still here')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('toolTimeoutMs is the deadline of every server that sets none', async () => {
