@@ -245,6 +245,26 @@ describe('HTTP error classification', () => {
     expect(unprocessable).toMatchObject({ reason: { kind: 'error', failure: { code: 'BAD_REQUEST', status: 422 } } })
   })
 
+  it('a server that refuses stream_options (Mistral\'s 422 extra_forbidden): its detail is quoted and the message says to set streamUsage: false', async () => {
+    fixture.server.handle(
+      reply(422, {
+        object: 'error',
+        message: { detail: [{ type: 'extra_forbidden', loc: ['body', 'stream_options', 'include_usage'], msg: 'Extra inputs are not permitted', input: true }] },
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      }),
+    )
+    expect(await collect(fixture.adapter.stream(call()))).toEqual([
+      errorFinish({
+        code: 'BAD_REQUEST',
+        status: 422,
+        message:
+          'fake rejected the request for test-model (HTTP 422: {"detail":[{"type":"extra_forbidden","loc":["body","stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]}; invalid_request_error). It does not accept stream_options: set streamUsage: false for this provider.',
+      }),
+    ])
+  })
+
   it('408: TIMEOUT', async () => {
     fixture.server.handle(reply(408, 'Request Timeout'))
     expect(await collect(fixture.adapter.stream(call()))).toEqual([
