@@ -110,6 +110,12 @@ describe('edit_file', () => {
     expect(readFileSync(join(root, 'dos.txt'), 'utf8')).toBe('uno\r\ndos\r\nthree\r\n')
   })
 
+  it('keeps a CRLF file CRLF when the new text adds lines to a passage that had none', async () => {
+    const { root, run } = await readied({ 'dos.txt': 'one\r\ntwo\r\n' })
+    expect((await run('edit_file', { path: 'dos.txt', old_string: 'one', new_string: 'one\nand a half' })).code).toBe('ok')
+    expect(readFileSync(join(root, 'dos.txt'), 'utf8')).toBe('one\r\nand a half\r\ntwo\r\n')
+  })
+
   it('refuses an empty or unchanged passage, a missing file, and a file that is not UTF-8', async () => {
     const { root, run } = await readied({ 'a.ts': 'a\n' })
     expect(await run('edit_file', { path: 'a.ts', old_string: '', new_string: 'b' })).toEqual({
