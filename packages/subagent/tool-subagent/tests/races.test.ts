@@ -42,6 +42,25 @@ describe('races between a child ending and its parent stopping (R-CAN-4, R-SUB-1
     await h.expectClean()
   })
 
+  it("a foreground child that answered keeps its answer when the parent's turn is cancelled as the child goes idle", async () => {
+    h = await harness({
+      respond: (request, who) => {
+        if (who === 'parent') return request.messages.length === 1 ? taskCall({ description: 'find it', prompt: 'Find the answer.' }) : 'unreachable'
+        return { text: 'It is 42.', usage: { inputTokens: 100, outputTokens: 5 } }
+      },
+    })
+    const parent = await h.agent()
+    // The child's turn has closed and it is going idle: the cancel lands before the provider has noticed.
+    h.root.on('agent/status', (agent, status) => {
+      if (String(agent.id).includes('-sub-') && status === 'idle') parent.cancel({ kind: 'user' })
+    })
+    parent.followup('What is the answer?')
+    await parent.whenIdle()
+    expect(toolResults(parent.session)).toEqual(['ok: It is 42.\n\n[explore subagent: 1 model call, 100 input tokens, 5 output tokens]'])
+    expect(records(parent.session, 'subagent/').at(-1)).toMatchObject({ type: 'subagent/finished', status: 'completed' })
+    await h.expectClean()
+  })
+
   it.each([
     ['dsh-subagents', 1],
     ['dsh-tasks', 0],
