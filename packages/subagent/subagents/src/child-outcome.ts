@@ -48,16 +48,19 @@ export function childProgress(session: Session, from: number): ChildProgress {
 
 /**
  * How a child's run ended, from its log: the answer is the text of its last
- * model call when it completed, else its last words (the last text it
- * wrote); a cancelled run (`cancelled`) or an aborted last turn is
- * `cancelled`; an error, a blocked prompt or a crash-repaired turn is
- * `failed`, with the turn's failure code where it has one.
+ * model call when its last turn completed (also when a cancel came after
+ * that turn had closed: the answer was given), else its last words (the
+ * last text it wrote); an aborted last turn, or a cancelled run
+ * (`cancelled`) whose child closed no turn, is `cancelled`; an error, a
+ * blocked prompt or a crash-repaired turn is `failed`, with the turn's
+ * failure code where it has one. Read once the child is disposed, every
+ * turn of it is closed, so the last one is the one that counts.
  */
 export function childOutcome(session: Session, from: number, cancelled: boolean): ChildOutcome {
   const progress = childProgress(session, from)
   const base = { answer: progress.lastText, usage: progress.usage, modelCalls: progress.modelCalls }
   const end = progress.lastEnd
-  if (!cancelled && (end?.kind === 'completed' || end?.kind === 'stopped')) return { ...base, answer: progress.lastAnswer, status: 'completed' }
+  if (end?.kind === 'completed' || end?.kind === 'stopped') return { ...base, answer: progress.lastAnswer, status: 'completed' }
   if (cancelled || end?.kind === 'aborted') {
     return { ...base, status: 'cancelled', error: { code: 'CANCELLED', message: 'the subagent was stopped before it finished' } }
   }
