@@ -25,13 +25,18 @@ function errorObject(value: unknown): ErrorObject | undefined {
   if (typeof inner === 'string') return { message: inner }
   if (inner === null || typeof inner !== 'object') return undefined
   const e = inner as Record<string, unknown>
-  const message = [e.message, e.msg, e.detail, record.message, record.detail].find((m) => typeof m === 'string') as
-    | string
-    | undefined
+  // Mistral answers a 422 with its validation detail as an object in `message`: quoted as JSON rather than lost.
+  const message =
+    ([e.message, e.msg, e.detail, record.message, record.detail].find((m) => typeof m === 'string') as string | undefined) ??
+    jsonOf([e.message, record.message].find((m) => m !== null && typeof m === 'object'))
   const code = typeof e.code === 'string' || typeof e.code === 'number' ? e.code : undefined
   const type = typeof e.type === 'string' ? e.type : undefined
   if (message === undefined && code === undefined && type === undefined) return undefined
   return { message, code, type }
+}
+
+function jsonOf(value: unknown): string | undefined {
+  return value === undefined ? undefined : JSON.stringify(value)
 }
 
 function parseBody(text: string): ErrorObject | undefined {
@@ -113,12 +118,18 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
  * when sent as 429) `AUTH`, since waiting does not help; 429 `RATE_LIMIT`;
  * 408 `TIMEOUT`; 5xx `SERVER`; a 4xx that names the context length (or a 413)
  * `CONTEXT_OVERFLOW`; any other 4xx `BAD_REQUEST` (a 404 from a base URL
- * without `/v1` suggests adding it). The provider's message is
+ * without `/v1` suggests adding it; a refusal that names `stream_options` says
+ * to set `streamUsage: false`). The provider's message is
  * kept, redacted and shortened; `retryAfterMs` and `requestId` come from the
  * headers.
  */
 export function httpFailure(status: number, headers: Headers, body: string, context: FailureContext): LlmFailure {
-  return classifyHttpFailure(status, headers, body, context, dialect)
+  const failure = classifyHttpFailure(status, headers, body, context, dialect)
+  // Mistral (and other strict servers) refuse the `stream_options` that `streamUsage` adds, on every request.
+  if (failure.code === 'BAD_REQUEST' && /stream_options/.test(body)) {
+    return { ...failure, message: `${failure.message} It does not accept stream_options: set streamUsage: false for this provider.` }
+  }
+  return failure
 }
 
 /**
