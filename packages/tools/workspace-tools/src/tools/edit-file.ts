@@ -47,9 +47,11 @@ export function editFileTool(host: ToolHost) {
         let at = occurrences(text, search)
         if (at.length === 0 && text.includes('\r\n') && before.includes('\n') && !before.includes('\r')) {
           search = before.replaceAll('\n', '\r\n')
-          replacement = after.replaceAll('\n', '\r\n')
+          replacement = toCrlf(after)
           at = occurrences(text, search)
         }
+        // A CRLF file stays CRLF, also where the new text adds lines to a passage that had none.
+        if (text.includes('\r\n') && !/(?:^|[^\r])\n/.test(text)) replacement = toCrlf(replacement)
         if (at.length === 0) {
           throw workspaceError(
             'NO_MATCH',
@@ -73,6 +75,11 @@ export function editFileTool(host: ToolHost) {
       })
     },
   })
+}
+
+/** Every line end of `text` as CRLF (a CRLF stays one). */
+function toCrlf(text: string): string {
+  return text.replace(/\r?\n/g, '\r\n')
 }
 
 /** Start indexes of the non-overlapping occurrences of `search` in `text`, left to right. */
