@@ -73,6 +73,9 @@ describe('asking before writes and commands', () => {
     expect(question('write_file', { path: 'a.txt', content: 'héllo' })).toBe('write 6 bytes to a.txt')
     expect(question('edit_file', { path: 'a.txt', old_string: 'a', new_string: 'b', replace_all: true })).toBe('edit a.txt: replace 1 line with 1 line (every occurrence)')
     expect(question('read_file', { path: 'a.txt' })).toBeUndefined()
+    // The person approves the whole command: a long one is quoted in full, its end included.
+    const long = `echo ${'a'.repeat(400)}; rm -rf ~/important`
+    expect(question('shell', { command: long })).toBe(`run ${JSON.stringify(long)} in the workspace. ${unconfined}`)
     expect(ctx.workspaceTools.describe({ tool: { name: 'other' } as never, args: {} })).toBeUndefined()
   })
 })
