@@ -67,6 +67,14 @@ describe('asking (R-PRM-3)', () => {
     ])
   })
 
+  it('the question quotes a call’s arguments in full: a long command’s end is not cut off', async () => {
+    const h = await harness()
+    const agent = await h.agent()
+    const command = `echo ${'a'.repeat(400)}; rm -rf ~/important`
+    await h.call(agent, 'shell', { command })
+    expect(h.asked).toEqual([`shell: call with ${JSON.stringify({ command })}`])
+  })
+
   it('a remembered command covers each part: `npm test && rm -rf x` still asks', async () => {
     const h = await harness()
     const agent = await h.agent()
