@@ -28,8 +28,9 @@ export interface Outcome {
  * log, in the same synchronous step. A steering item the owner discards
  * before its model read it (a cancel of the turn, a terminal stop, a
  * rejected step) is admitted again as an injection, from its own content
- * and metadata, so it is never lost; a discard during the owner's disposal
- * is left to a resume (see `scanForResume`).
+ * and metadata, so it is never lost; an outcome the owner refuses because
+ * it is being closed is kept in its log (`task/undelivered`) and a discard
+ * during its disposal is left to a resume (see `scanForResume`).
  */
 export class Deliveries {
   /** The task whose steering item is being admitted, and what its owner discarded meanwhile. */
@@ -51,6 +52,13 @@ export class Deliveries {
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code !== 'DISPOSED') {
         this.warn(`task ${outcome.taskId}: its outcome could not reach agent ${owner.id} (${error instanceof Error ? error.message : String(error)})`)
+      } else {
+        // The owner is being closed: keep the notice in its log (still attached while it drains) for a resume.
+        try {
+          owner.session.append('task/undelivered', { id: outcome.taskId, status: outcome.status, content: [...outcome.content] })
+        } catch {
+          // Detached already: a resume reports the task as interrupted.
+        }
       }
       return false
     } finally {

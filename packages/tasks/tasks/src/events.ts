@@ -1,3 +1,4 @@
+import type { ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { TaskEndEvent, TaskEnding, TaskEvent, TaskProgressEvent } from './types'
 
 /** How an outcome reached the owner's model (`task/delivered`). */
@@ -28,6 +29,13 @@ declare module '@deepseek-ai/dsh-session' {
      * an injection, with a second record.
      */
     'task/delivered': { id: string; status: TaskEnding; via: 'steer' | 'inject' | 'result'; messageId?: string }
+    /**
+     * Log-only (ignorable): a task ended while this agent was being closed,
+     * so its outcome could not be admitted (R-TSK-2). The notice is kept here
+     * (`content`, what the model would have read) and a resume delivers it
+     * once, as an injection, instead of reporting the task as interrupted.
+     */
+    'task/undelivered': { id: string; status: TaskEnding; content: ContentBlock[] }
   }
 }
 

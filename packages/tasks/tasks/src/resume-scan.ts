@@ -9,13 +9,13 @@ export interface ResumeFindings {
   readonly highestNumber: number
   /** Started, and no outcome of theirs is in the log: delivered once as `interrupted`. */
   readonly interrupted: readonly { readonly id: string; readonly kind: string; readonly title: string }[]
-  /** Admitted as steering and discarded after their last record (the owner was disposed meanwhile): admitted again. */
+  /** Admitted as steering and discarded after their last record, or refused while the owner was closed (`task/undelivered`): admitted again. */
   readonly redeliver: readonly Outcome[]
   /** Admitted, but the `task/delivered` record is missing (the process stopped between the two): the record is written. */
   readonly unrecorded: readonly { readonly id: string; readonly status: TaskEnding; readonly via: 'steer' | 'inject'; readonly messageId: MessageId }[]
 }
 
-const TYPES = new Set(['task/started', 'task/delivered', 'inbox/enqueue', 'inbox/discard', 'user/message'])
+const TYPES = new Set(['task/started', 'task/delivered', 'task/undelivered', 'inbox/enqueue', 'inbox/discard', 'user/message'])
 
 /**
  * Reads a resumed owner's log from `from` (past a fork's seed) and says, for
@@ -23,8 +23,10 @@ const TYPES = new Set(['task/started', 'task/delivered', 'inbox/enqueue', 'inbox
  * `task/delivered` record whose item was not discarded afterwards, or an
  * admitted item (inbox or injection, carrying `metadata.task`) whose record
  * the crash cut off. A steering item still pending is left to the owner's
- * rebuilt inbox (it is read at the next wakeup). One pass; only the five
- * event types above are materialized.
+ * rebuilt inbox (it is read at the next wakeup). An outcome the owner
+ * refused while it was being closed (`task/undelivered`, with no delivery
+ * after it) is delivered from that record. One pass; only the six event
+ * types above are materialized.
  */
 export function scanForResume(session: Session, from: number): ResumeFindings {
   const started = new Map<string, { kind: string; title: string }>()
@@ -33,6 +35,8 @@ export function scanForResume(session: Session, from: number): ResumeFindings {
   const lastItem = new Map<string, MessageId>()
   const injected = new Map<string, { id: MessageId; status: TaskEnding }>()
   const discarded = new Set<MessageId>()
+  /** Outcomes refused while the owner was being closed, and not delivered after. */
+  const kept = new Map<string, Outcome>()
   let highestNumber = 0
   const events = session.events
   for (let i = 0, length = events.length; i < length; i++) {
@@ -50,6 +54,10 @@ export function scanForResume(session: Session, from: number): ResumeFindings {
         break
       case 'task/delivered':
         last.set(event.data.id, event.data)
+        kept.delete(event.data.id)
+        break
+      case 'task/undelivered':
+        kept.set(event.data.id, { taskId: event.data.id, status: event.data.status, content: event.data.content })
         break
       case 'inbox/enqueue': {
         const outcome = outcomeOf(event.data.message)
@@ -75,6 +83,11 @@ export function scanForResume(session: Session, from: number): ResumeFindings {
   const redeliver: Outcome[] = []
   const unrecorded: { id: string; status: TaskEnding; via: 'steer' | 'inject'; messageId: MessageId }[] = []
   for (const [id, task] of started) {
+    const refused = kept.get(id)
+    if (refused) {
+      redeliver.push(refused)
+      continue
+    }
     let record = last.get(id)
     if (!record) {
       const item = lastItem.get(id)

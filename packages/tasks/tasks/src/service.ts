@@ -70,6 +70,7 @@ export class Tasks extends Service {
     this.deliveries = new Deliveries((message) => this.log.warn(message))
     ctx.sessions.registerType('task/started', { ignorable: true })
     ctx.sessions.registerType('task/delivered', { ignorable: true })
+    ctx.sessions.registerType('task/undelivered', { ignorable: true })
     ctx.on('agent/cancel-requested', (agent, cause) => {
       if (cause.kind === 'parent') this.stopAll(agent, 'owner-cancelled')
     })
