@@ -38,8 +38,9 @@ export function repeatDenial(tool: string, failures: number): string {
 
 /** The question for a call that no tool describes. */
 export function genericQuestion(argumentsText: string): string {
+  // Never cut: the person approves all of it, and a cut would hide what follows (`…; rm -rf ~`).
   const text = argumentsText.replace(/\s+/g, ' ').trim()
-  return `call with ${text.length > 200 ? `${text.slice(0, 199)}…` : text || '{}'}`
+  return `call with ${text || '{}'}`
 }
 
 /** What a mode means for the model, after its label. */

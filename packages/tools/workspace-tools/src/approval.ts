@@ -1,10 +1,7 @@
 import type { WorkspaceToolName } from './config'
 import type { SandboxStatus } from './sandbox'
-import { clipText, plural } from './text'
+import { plural } from './text'
 import { sandboxSentence } from './tools/shell'
-
-/** How much of a command an approval question quotes. */
-const QUOTED_COMMAND_CHARS = 300
 
 /**
  * The question a person is asked about a call of a workspace tool that
@@ -24,7 +21,8 @@ export function describeCall(tool: WorkspaceToolName, args: unknown, sandbox: Sa
       return `edit ${text('path')}: replace ${lines(text('old_string'))} with ${lines(text('new_string'))}${a.replace_all === true ? ' (every occurrence)' : ''}`
     }
     case 'shell':
-      return `run ${JSON.stringify(clipText(text('command'), QUOTED_COMMAND_CHARS))} in the workspace${a.background === true ? ', in the background' : ''}. ${sandboxSentence(sandbox)}`
+      // Quoted whole: the person approves all of it, and a cut would hide what follows (`…; rm -rf ~`).
+      return `run ${JSON.stringify(text('command'))} in the workspace${a.background === true ? ', in the background' : ''}. ${sandboxSentence(sandbox)}`
     default:
       return undefined
   }
