@@ -6,7 +6,9 @@
  *   when every part of it is on the read-only list); `exit_plan_mode`
  *   shows the plan to the person and leaves plan mode on approval.
  * - `default`: reads run; writes, commands and network calls ask.
- * - `accept-edits`: writes inside the workspace run too; commands and
+ * - `accept-edits`: writes inside the workspace run too, except into a
+ *   `.git` directory or the workspace's `.dsh` (a hook or git config runs
+ *   code later, `.dsh/settings.json` holds permission rules); commands and
  *   network calls still ask.
  * - `bypass`: everything runs without asking (deny rules still refuse).
  *   Only by an explicit choice (`allowBypass`).

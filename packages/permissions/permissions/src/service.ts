@@ -22,7 +22,7 @@ import { exitPlanModeTool } from './exit-plan-mode'
 import { isPermissionMode, type PermissionMode } from './modes'
 import { RememberedAnswers } from './remembered-answers'
 import { RepeatGuard } from './repeat-guard'
-import { labelOf, matchRules, ruleProblem, type LayeredRule, type PermissionDecision, type PermissionRule } from './rules'
+import { labelOf, matchRules, ruleProblem, type CallFacts, type LayeredRule, type PermissionDecision, type PermissionRule } from './rules'
 import { SettingsLayers, layer, type WorkspaceSettingsStatus } from './settings-layers'
 import { readOnlyProblem } from './shell/read-only'
 import { genericQuestion, planDenial, planShellDenial, repeatDenial, ruleDenial, type ModeChangeCause } from './texts'
@@ -243,7 +243,12 @@ export class Permissions extends Service {
     if (readOnlyCommand) return verdict('allow', 'plan mode: read-only command')
     if (facts.effect === 'read') return verdict('allow', `mode ${mode}: read`)
     if (mode === 'bypass') return verdict('allow', 'mode bypass')
-    if (facts.effect === 'write' && mode === 'accept-edits' && facts.path?.inside) return verdict('allow', 'mode accept-edits: write inside the workspace')
+    if (facts.effect === 'write' && mode === 'accept-edits' && facts.path?.inside) {
+      // A write there runs code or changes the rules later (a git hook or config, the workspace's permission rules):
+      // the mode's blanket allow does not cover it; a rule or an answer of the person's may.
+      if (!selfGrantingPath(facts.path)) return verdict('allow', 'mode accept-edits: write inside the workspace')
+      return verdict('ask', 'mode accept-edits: a write to .git or .dsh asks', suggestScope(tool, facts))
+    }
     return verdict('ask', `mode ${mode}: ${facts.effect} asks`, suggestScope(tool, facts))
   }
 
@@ -334,4 +339,23 @@ export class Permissions extends Service {
 
 export namespace Permissions {
   export type Config = PermissionsConfig
+}
+
+/**
+ * Whether a write to `path` (inside the workspace) could run code or widen
+ * permissions later, so that accept-edits still asks about it: anything in a
+ * `.git` directory at any depth (hooks and `config` run on the person's next
+ * `git` command, and do not show in `git diff`) and in the workspace's
+ * `.dsh` directory (its `settings.json` holds the workspace's permission
+ * rules). Both spellings of a path reached through a link are checked, and
+ * names are compared without case (a case-insensitive file system opens
+ * `.GIT/hooks` as `.git/hooks`).
+ */
+function selfGrantingPath(path: NonNullable<CallFacts['path']>): boolean {
+  const spellings = [path.relative, path.resolved?.relative]
+  return spellings.some((relative) => {
+    if (relative === undefined) return false
+    const parts = relative.toLowerCase().split('/')
+    return parts[0] === '.dsh' || parts.includes('.git')
+  })
 }

@@ -48,7 +48,7 @@ const MEANING: Record<PermissionMode, string> = {
   plan:
     'Explore and read as much as you need, but change nothing: calls that write files, run commands (other than read-only ones such as ls, cat, grep, git status, git log, git diff) or use the network are refused. When your plan is ready, call exit_plan_mode with it; the person reviews it, and only their approval ends plan mode.',
   default: 'Reading runs freely; writing files, running commands and network calls ask the person first.',
-  'accept-edits': 'File edits inside the workspace run without asking; commands and network calls still ask the person first.',
+  'accept-edits': 'File edits inside the workspace run without asking (except in .git and .dsh); commands and network calls still ask the person first.',
   bypass: 'Every tool call runs without asking (calls a rule denies are still refused).',
 }
 

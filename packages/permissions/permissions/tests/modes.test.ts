@@ -51,6 +51,37 @@ describe('each mode against each effect (R-PRM-2)', () => {
     })
   })
 
+  it('accept-edits still asks before a write into a .git directory or the workspace’s .dsh (hooks, git config, permission rules), unless a rule of the person’s allows it', async () => {
+    const root = tempDir('dsh-ws-')
+    const h = await harness({ permissions: { mode: 'accept-edits', root, rules: [{ tool: 'write_thing', match: { path: '.dsh/notes/**' }, decision: 'allow' }] } })
+    const agent = await h.agent()
+    const outcome = async (path: string) => {
+      const before = h.asked.length
+      h.answers.push('allow')
+      const { code } = await h.call(agent, 'write_thing', { path })
+      const asked = h.asked.length > before
+      if (!asked) h.answers.pop()
+      return `${asked ? 'asked → ' : ''}${code}`
+    }
+    const paths = ['.git/hooks/pre-commit', '.git/config', 'vendor/lib/.git/config', '.GIT/hooks/post-checkout', './.dsh/settings.json', '.dsh', '.dsh/notes/today.md', '.gitignore', '.github/workflows/ci.yml', 'src/.git-blame-ignore', 'docs/.dsh/x']
+    const outcomes: Record<string, string> = {}
+    for (const path of paths) outcomes[path] = await outcome(path)
+    expect(outcomes).toEqual({
+      '.git/hooks/pre-commit': 'asked → ok',
+      '.git/config': 'asked → ok',
+      'vendor/lib/.git/config': 'asked → ok',
+      '.GIT/hooks/post-checkout': 'asked → ok',
+      './.dsh/settings.json': 'asked → ok',
+      '.dsh': 'asked → ok',
+      '.dsh/notes/today.md': 'ok',
+      '.gitignore': 'ok',
+      '.github/workflows/ci.yml': 'ok',
+      'src/.git-blame-ignore': 'ok',
+      'docs/.dsh/x': 'ok',
+    })
+    expect(decisions(agent.session.events).filter((d) => d.rule === 'mode accept-edits: a write to .git or .dsh asks').length).toBe(6)
+  })
+
   it('plan: only reads and read-only commands run; everything else is denied without asking', async () => {
     expect(await matrix('plan')).toEqual({
       read: 'ok',
@@ -166,7 +197,7 @@ describe('mode changes', () => {
     await agent.whenIdle()
     h.root.permissions.setMode(agent, 'accept-edits')
     expect(modeMessages(agent.session.events)).toEqual([
-      '[Permission mode: accept-edits] File edits inside the workspace run without asking; commands and network calls still ask the person first.',
+      '[Permission mode: accept-edits] File edits inside the workspace run without asking (except in .git and .dsh); commands and network calls still ask the person first.',
     ])
   })
 
