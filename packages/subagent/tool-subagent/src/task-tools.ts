@@ -72,8 +72,9 @@ export function taskTools(tasks: Tasks, maxChars: number): readonly ToolDefiniti
     name: 'task_kill',
     description: 'Stop one of your background tasks (its processes or its subagent end with it). The result says how it ended; nothing else is sent about it.',
     parameters: z.object({ taskId }),
-    // It only ends work this agent started: nothing outside the harness changes that a read could not.
-    effect: 'read',
+    // Stopping a task ends processes and subagents half way (a migration, a build that writes): plan mode must refuse it
+    // and the person is asked, like the command that started it.
+    effect: 'execute',
     async execute({ taskId: id }, run) {
       const task = ownTask(tasks, run.agent, id)
       if (!task.cancel({ by: 'model' })) {

@@ -62,3 +62,45 @@ describe('task_kill of a task that takes a while to stop (R-TSK-1a, R-TSK-2, R-C
     await h.expectClean()
   })
 })
+
+describe('task_kill under the permission modes (R-PRM-2, R-PRM-2a)', () => {
+  it('plan mode refuses to stop a background task (it ends work half way); task_list and task_output still run', async () => {
+    h = await harness({
+      permissions: { mode: 'plan' },
+      respond: (request, who) => {
+        if (who !== 'parent') return 'unreachable'
+        // (Plan mode's message comes before the person's: the first step is the one without tool results.)
+        return !request.messages.some((message) => message.content.some((block) => block.type === 'tool-result'))
+          ? { toolCalls: [{ name: 'task_list', arguments: {} }, { name: 'task_output', arguments: { taskId: 'task-1' } }, { name: 'task_kill', arguments: { taskId: 'task-1' } }] }
+          : 'Planned.'
+      },
+    })
+    const parent = await h.agent()
+    const finish = deferred<string>()
+    let stopAsked = false
+    h.root.tasks.start({
+      owner: parent,
+      kind: 'job',
+      title: 'migration',
+      run: (signal) => {
+        signal.addEventListener('abort', () => (stopAsked = true), { once: true })
+        return finish.promise
+      },
+    })
+    parent.followup('What is running?')
+    await parent.whenIdle()
+    const seen = { results: toolResults(parent.session).map((text) => text.split('\n')[0]), stopAsked, status: h.root.tasks.get('task-1')!.status }
+    // Let the work end before asserting, so that a failure does not leave the task holding the harness's disposal.
+    finish.resolve('done')
+    expect(seen).toEqual({
+      results: [
+        'ok: task-1 [running] job: migration',
+        'ok: task-1 [running] job: migration',
+        'DENIED: Error: tool call denied: plan mode is on: you are planning, and task_kill (it runs commands) does not run while planning. Keep exploring with tools that only read; when the plan is ready, call exit_plan_mode with it.',
+      ],
+      stopAsked: false,
+      status: 'running',
+    })
+    await h.root.tasks.get('task-1')!.result()
+  })
+})
