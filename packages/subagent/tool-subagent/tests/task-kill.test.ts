@@ -71,7 +71,7 @@ describe('task_kill under the permission modes (R-PRM-2, R-PRM-2a)', () => {
         if (who !== 'parent') return 'unreachable'
         // (Plan mode's message comes before the person's: the first step is the one without tool results.)
         return !request.messages.some((message) => message.content.some((block) => block.type === 'tool-result'))
-          ? { toolCalls: [{ name: 'task_list', arguments: {} as Record<string, unknown> }, { name: 'task_output', arguments: { taskId: 'task-1' } }, { name: 'task_kill', arguments: { taskId: 'task-1' } }] }
+          ? { toolCalls: [{ name: 'task_list' }, { name: 'task_output', arguments: { taskId: 'task-1' } }, { name: 'task_kill', arguments: { taskId: 'task-1' } }] }
           : 'Planned.'
       },
     })
