@@ -24,9 +24,14 @@ export class ApprovalService extends Service implements ToolApproval {
   }
 }
 
-/** The question the person is asked, e.g. `write_file: write 12 bytes to notes.txt` (its first line, for a plan). */
+/**
+ * The question the person is asked, e.g. `write_file: write 12 bytes to
+ * notes.txt` (its first line, for a plan). A request without a question
+ * shows the call's whole arguments: a cut would hide what the person
+ * approves (`…; rm -rf ~` at the end of a long command).
+ */
 export function describeRequest(request: ApprovalRequest): string {
-  return request.reason ? `${request.call.name}: ${request.reason.split('\n')[0]}` : `${request.call.name} ${request.call.arguments.slice(0, 200)}`
+  return request.reason ? `${request.call.name}: ${request.reason.split('\n')[0]}` : `${request.call.name} ${request.call.arguments}`
 }
 
 /**
