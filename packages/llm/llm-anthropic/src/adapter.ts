@@ -4,6 +4,7 @@ import {
   HttpProviderAdapter,
   readEventBody,
   SNIPPET_CHARS,
+  streamErrorPayload,
   withRequestId,
   type GenerateOptions,
   type HttpAdapterOptions,
@@ -82,7 +83,7 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
         if (stopped || broken) return
         if (event.event === 'error') {
           // Read by its name, as the official SDK does: an error whatever the data (JSON without `type`, or plain text).
-          broken = streamErrorFailure(errorEventPayload(event.data), requestId, context)
+          broken = streamErrorFailure(streamErrorPayload(event.data), requestId, context)
           return
         }
         const parsed = eventPayload(event.data, provider, secrets, requestId)
@@ -130,17 +131,6 @@ export class AnthropicAdapter extends HttpProviderAdapter<ResolvedProvider> {
       ),
     ]
   }
-}
-
-/** The data of an `error` event as an error object: its JSON when that is an object, else its text as the message. */
-function errorEventPayload(data: string): unknown {
-  try {
-    const parsed: unknown = JSON.parse(data)
-    if (parsed !== null && typeof parsed === 'object') return parsed
-  } catch {
-    // Plain text: the provider's words themselves.
-  }
-  return { error: { message: data } }
 }
 
 /** A 200 answer with a JSON body: an error object is classified like a stream's; anything else means the server ignored `stream: true`. */

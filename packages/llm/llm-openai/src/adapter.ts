@@ -4,6 +4,7 @@ import {
   HttpProviderAdapter,
   readEventBody,
   SNIPPET_CHARS,
+  streamErrorPayload,
   withRequestId,
   type GenerateOptions,
   type HttpAdapterOptions,
@@ -99,7 +100,7 @@ export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
       onError: (error) => {
         if (error.type === 'unknown-field' && error.field === 'error' && !done && !broken) {
           // llama.cpp's server (builds of 2025) sent a failure as an `error:` field instead of `data:`.
-          broken = streamErrorFailure(errorFieldPayload(error.value ?? ''), requestId, context)
+          broken = streamErrorFailure(streamErrorPayload(error.value ?? ''), requestId, context)
           return
         }
         foreign ??= error.line ?? error.field ?? error.message
@@ -134,17 +135,6 @@ export class OpenAiAdapter extends HttpProviderAdapter<ResolvedProvider> {
       : { code: 'EMPTY_RESPONSE', message: `${provider} ended the stream without producing anything${hint}`, ...withRequestId(requestId) }
     yield [errorFinish(failure)]
   }
-}
-
-/** The value of an `error:` field as an error object: its JSON when that is an object, else its text as the message. */
-function errorFieldPayload(value: string): unknown {
-  try {
-    const parsed: unknown = JSON.parse(value)
-    if (parsed !== null && typeof parsed === 'object') return parsed
-  } catch {
-    // Plain text: the server's words themselves.
-  }
-  return { error: { message: value } }
 }
 
 /**

@@ -65,6 +65,7 @@ export {
   abortedFinish,
   errorFinish,
   eventPayload,
+  streamErrorPayload,
   jsonRequestBody,
   readEventBody,
   redactedStream,

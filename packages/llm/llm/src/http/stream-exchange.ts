@@ -211,6 +211,22 @@ export function eventPayload(
 }
 
 /**
+ * An error a server reported inside a stream (an SSE `error` event, an
+ * `error:` field), as an error object for the adapter's classifier: the data's
+ * JSON when that is an object, otherwise `{ error: { message: data } }` (plain
+ * text is the provider's words themselves, not a malformed stream).
+ */
+export function streamErrorPayload(data: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(data)
+    if (parsed !== null && typeof parsed === 'object') return parsed
+  } catch {
+    // Not JSON: the text is the message.
+  }
+  return { error: { message: data } }
+}
+
+/**
  * The call as the consumer sees it: an `aborted` finish alone when `signal`
  * was aborted before the call (`raw` is then never started), otherwise
  * `raw`'s chunks with model output redacted across delta boundaries (`ContentRedactor`), failures redacted
