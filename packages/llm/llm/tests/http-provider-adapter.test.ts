@@ -348,3 +348,47 @@ describe('HttpProviderAdapter: redirects', () => {
     })
   })
 })
+
+describe('HttpProviderAdapter: a 2xx answer labelled JSON', () => {
+  const adapter = () => new LineAdapter({ baseUrl: server.url, apiKey: key })
+
+  it('is read as the event stream it is when its body starts with SSE fields (old llama-cpp-python, some gateways), also after blank lines sent apart', async () => {
+    server.answer(reply(200, 'data: hello\ndata: there\n'))
+    server.answer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+      res.write('\n')
+      await new Promise((resolve) => setImmediate(resolve))
+      res.end(': keep-alive\ndata: late\n')
+    })
+    expect([await collect(adapter().stream(call())), await collect(adapter().stream(call()))]).toEqual([
+      [
+        { type: 'text-delta', index: 0, text: 'hello' },
+        { type: 'text-delta', index: 0, text: 'there' },
+        { type: 'finish', reason: { kind: 'stop' } },
+      ],
+      [
+        { type: 'text-delta', index: 0, text: 'late' },
+        { type: 'finish', reason: { kind: 'stop' } },
+      ],
+    ])
+  })
+
+  it('is still a failure when it is JSON (an error object, or a server that ignored streaming): the adapter gets the body from its first byte', async () => {
+    class Recording extends LineAdapter {
+      readonly texts: string[] = []
+      protected override answerFailure(response: Response, text: string, requestId: string | undefined, context: HttpFailureContext): LlmFailure {
+        this.texts.push(text)
+        return super.answerFailure(response, text, requestId, context)
+      }
+    }
+    const sent = `  ${JSON.stringify({ error: { message: 'no streaming here' }, padding: 'x'.repeat(100_000) })}`
+    server.answer(reply(200, sent))
+    const recording = new Recording({ baseUrl: server.url, apiKey: key })
+    const chunks = await collect(recording.stream(call()))
+    expect(chunks.map((chunk) => chunk.type)).toEqual(['finish'])
+    expect(recording.texts).toHaveLength(1)
+    // Read up to the error body cap (65,536 characters, whole network reads), the peeked bytes included.
+    const [text] = recording.texts
+    expect({ prefix: sent.startsWith(text!), atLeastTheCap: text!.length >= 65_536 }).toEqual({ prefix: true, atLeastTheCap: true })
+  })
+})

@@ -102,7 +102,23 @@ async function* exchangeBatches(post: StreamingPost, held: HeldExchange): AsyncG
       url = step.url
     }
     const requestId = headerOf(response.headers, post.requestIdHeaders)
-    if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
+    const labelledJson = /json/i.test(response.headers.get('content-type') ?? '')
+    if (response.ok && labelledJson) {
+      // Some servers (old llama-cpp-python builds, gateways) label an event stream as JSON: its first bytes tell.
+      let peeked: PeekedBody
+      try {
+        peeked = await peekBody(response, exchange)
+      } catch (error) {
+        yield [exchange.finish(error, 'body', secrets, requestId)]
+        return
+      }
+      response = peeked.response
+      if (peeked.eventStream) {
+        yield* batchesOf(post.events(response, exchange, requestId))
+        return
+      }
+    }
+    if (!response.ok || labelledJson) {
       let text: string
       try {
         text = await exchange.text(response)
@@ -117,6 +133,52 @@ async function* exchangeBatches(post: StreamingPost, held: HeldExchange): AsyncG
   } finally {
     exchange.close()
   }
+}
+
+/** A body whose first bytes were read to tell what it is, and the response that still yields all of it. */
+interface PeekedBody {
+  response: Response
+  /** Whether it starts as an event stream (an SSE field or comment after any blank lines), not as JSON. */
+  eventStream: boolean
+}
+
+/** An SSE field (`data:`, `event:`, `id:`, `retry:`) or comment (`:`) at the start of a body, after blank lines. */
+const EVENT_STREAM_START = /^[\r\n]*(?:data|event|id|retry)?:/
+
+/**
+ * Reads a 2xx body labelled JSON until its first bytes that are not white
+ * space (under the idle deadline) and returns a response that yields the
+ * whole body again, saying whether it is an event stream after all.
+ */
+async function peekBody(response: Response, exchange: HttpExchange): Promise<PeekedBody> {
+  if (!response.body) return { response, eventStream: false }
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  const held: Uint8Array[] = []
+  let head = ''
+  let ended = false
+  while (head.trim() === '' && head.length < 4096) {
+    const read = await exchange.read(reader)
+    if (read.done) {
+      ended = true
+      break
+    }
+    held.push(read.value)
+    head += decoder.decode(read.value, { stream: true })
+  }
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = held.shift()
+      if (next !== undefined) return controller.enqueue(next)
+      if (ended) return controller.close()
+      const read = await reader.read()
+      if (read.done) controller.close()
+      else controller.enqueue(read.value)
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+  const whole = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  return { response: whole, eventStream: EVENT_STREAM_START.test(head) }
 }
 
 /** Where `readEventBody` puts the decoded body: an adapter's SSE parser and decoder. */
