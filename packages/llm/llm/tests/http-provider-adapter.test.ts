@@ -325,6 +325,20 @@ describe('HttpProviderAdapter: redirects', () => {
     })
   })
 
+  it("a cancel while a followed redirect's request waits ends the call aborted and closes that connection", async () => {
+    // (Wrapped: a promise resolved with a promise would wait for it.)
+    const held = deferred<{ closed: Promise<void> }>()
+    server.answer(reply(307, '', { location: '/v2/lines' }))
+    server.answer((_req, _res, closed) => held.resolve({ closed }))
+    const controller = new AbortController()
+    const chunks = collect(keyed().stream({ ...call(), signal: controller.signal }))
+    const { closed } = await held.promise
+    controller.abort()
+    expect(await chunks).toEqual([{ type: 'finish', reason: { kind: 'aborted' } }])
+    await closed
+    expect(server.bodies).toHaveLength(2)
+  })
+
   it('refuses a 301, 302 or 303 (fetch would resend the POST as a GET), a redirect without a location, and a redirect loop', async () => {
     const failures: unknown[] = []
     for (const status of [301, 302, 303]) {
