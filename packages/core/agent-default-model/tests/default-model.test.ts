@@ -31,6 +31,15 @@ describe('agent-default-model', () => {
     expect(await request({ model: 'gpt-4o' })).toEqual({ model: 'gpt-4o' })
   })
 
+  it('refuses to start with half a selection in its config, saying which half is missing (a half selection would otherwise be dropped and every turn fail with NO_MODEL)', async () => {
+    for (const [config, missing] of [[{ provider: 'openai' }, 'model'], [{ model: 'gpt-4o' }, 'provider'], [{ provider: 'openai', model: '' }, 'model']] as const) {
+      const root = new Context()
+      const failure = await Promise.resolve(root.plugin(DefaultModel, config)).then(() => undefined, (error: unknown) => error)
+      expect(failure).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining(`no ${missing}`) })
+      expect(root.get('agentDefaultModel')).toBeUndefined()
+    }
+  })
+
   it('with no selection it changes nothing', async () => {
     const { request } = await mount()
     expect(await request({})).toEqual({})
