@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { dirname, join } from 'node:path'
 import { JsonlPersistenceError, errnoCode, fsError } from './errors'
 import type { SessionPaths } from './session-paths'
 
@@ -138,16 +139,23 @@ function isAlive(owner: LockOwner, path: string): boolean {
  * Creates `path` holding `owner`, atomically: the content is written to a
  * private temporary file which is then hard-linked into place, so a reader
  * never sees a lock file without its owner.
+ *
+ * The temporary file's name does not contain the session id: with the id's
+ * 200 characters, `.jsonl.lock`, a pid and a token it would pass the 255
+ * bytes a file name may have (`ENAMETOOLONG`), and the longest ids could not
+ * be opened at all. It is a hidden file in the same directory (a hard link
+ * cannot cross file systems), named after the owner's pid and token.
  */
 function tryCreate(path: string, owner: LockOwner): boolean {
-  const temporary = `${path}.${owner.pid}.${owner.token}.tmp`
+  const temporary = join(dirname(path), `.dsh-lock-${owner.pid}-${owner.token}.tmp`)
   const doing = `Creating the lock file`
   const consequence = 'The session was not opened.'
   let fd: number
   try {
     fd = openSync(temporary, 'wx', 0o600)
   } catch (error) {
-    throw fsError(error, { operation: 'write', file: temporary, doing, consequence })
+    // Named after the lock it was to become: the temporary name means nothing to the person reading it.
+    throw fsError(error, { operation: 'write', file: path, doing, consequence })
   }
   try {
     try {

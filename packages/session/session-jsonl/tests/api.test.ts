@@ -1,9 +1,9 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
-import { homedir } from 'node:os'
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { homedir, hostname } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
+import Sessions, { type AnySessionEvent } from '@deepseek-ai/dsh-session'
 import JsonlSessionPersistence, { JsonlPersistenceError, isSafeSessionId } from '@deepseek-ai/dsh-session-jsonl'
 import { addTextTurn, logBuilder, mount, sid, tempDir } from './helpers'
 
@@ -64,6 +64,29 @@ describe('session ids', () => {
       const error = await failure(Promise.resolve().then(operation))
       expect(error.code).toBe('INVALID_SESSION_ID')
     }
+  })
+
+  it('writes, lists, loads and deletes a session whose id has the longest allowed length (200), also past a stale lock', async () => {
+    const dir = tempDir()
+    const id = sid(`${'a'.repeat(190)}-${'0'.repeat(9)}`)
+    expect(id.length).toBe(200)
+    const root = new Context()
+    await root.plugin(Sessions)
+    await root.plugin(JsonlSessionPersistence, { directory: dir, flushIntervalMs: 60_000 })
+    // A live session: its lock is taken in session/created (the lock file's temporary name must fit too).
+    const session = root.sessions.create(id)
+    await root.sessions.flush(session)
+    const events = [...session.events]
+    await root.fiber.dispose()
+    expect(readFileSync(join(dir, `${id}.jsonl`), 'utf8').split('\n').length).toBe(2)
+
+    // A lock left by a dead process is recovered under the breaker lock, whose temporary file is named the same way.
+    writeFileSync(join(dir, `${id}.jsonl.lock`), JSON.stringify({ pid: 2 ** 22 + 1, hostname: hostname(), token: 'dead', acquiredAt: 0 }))
+    const { backend } = await mount(dir)
+    expect((await backend.list()).map((info) => info.id)).toEqual([id])
+    expect(await backend.load(id)).toEqual({ id, events, repairs: [], warnings: [] })
+    await backend.delete(id)
+    expect(readdirSync(dir)).toEqual([])
   })
 })
 
