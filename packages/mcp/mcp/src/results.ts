@@ -19,9 +19,10 @@ type McpContent = CallToolResult['content'][number]
  * text under a `[resource <uri>]` line, an embedded image resource an image,
  * other binary resources, audio and resource links a line that names them;
  * a result with no content but `structuredContent` becomes that JSON as
- * text. Text is capped at `maxOutputChars` over the whole result (each long
- * block keeps its head and tail around a note of what was cut), images at
- * `maxImageBytes`; every text passes the server's redactor.
+ * text. Every text passes the server's redactor first; then text is capped
+ * at `maxOutputChars` over the whole result, the notes of what was cut
+ * included (over the cap, adjacent text blocks are joined and each long run
+ * keeps its head and tail around a note), images at `maxImageBytes`.
  *
  * `isError: true` throws a `TOOL_ERROR` whose message is the result's text,
  * so the model reads `Error: <what the server said>`.
@@ -33,11 +34,14 @@ export function toToolOutput(result: CallToolResult, limits: ResultLimits, redac
   if (blocks.length === 0 && result.structuredContent !== undefined) {
     blocks.push({ type: 'text', text: JSON.stringify(result.structuredContent) })
   }
-  blocks = capText(blocks, limits.maxOutputChars)
-  for (let i = 0; i < blocks.length; i++) {
-    const block = blocks[i]!
-    if (block.type === 'text' && !redactor.empty) blocks[i] = { type: 'text', text: redactor.redact(block.text) }
+  // Redacted before the cut: a cut inside a secret would leave its two pieces, which no longer match it.
+  if (!redactor.empty) {
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i]!
+      if (block.type === 'text') blocks[i] = { type: 'text', text: redactor.redact(block.text) }
+    }
   }
+  blocks = capText(blocks, limits.maxOutputChars)
   if (result.isError === true) {
     const text = blocks
       .filter((block): block is TextBlock => block.type === 'text')
@@ -104,16 +108,25 @@ function size(bytes: number): string {
 }
 
 /**
- * Text blocks cut so that their characters add up to at most `max`: blocks
- * under an equal share stay whole, the rest share what is left (water
- * filling), each keeping its first and last halves around a note.
+ * Text blocks cut so that their characters, the notes of what was cut
+ * included, add up to at most `max`. Over the cap, each run of adjacent text
+ * blocks is first joined into one (by a newline: to the model they are one
+ * text either way), so a result of thousands of small blocks gets one note,
+ * not one per block. Then the runs under an equal share stay whole and the
+ * rest share what is left (water filling), each keeping its first and last
+ * halves around a note.
  */
-function capText(blocks: ContentBlock[], max: number): ContentBlock[] {
-  const lengths = blocks.map((block) => (block.type === 'text' ? block.text.length : 0))
+function capText(input: ContentBlock[], max: number): ContentBlock[] {
   let total = 0
-  for (const length of lengths) total += length
-  if (total <= max) return blocks
-  const order = lengths.map((length, index) => ({ length, index })).filter((entry) => blocks[entry.index]!.type === 'text')
+  for (const block of input) if (block.type === 'text') total += block.text.length
+  if (total <= max) return input
+  const blocks: ContentBlock[] = []
+  for (const block of input) {
+    const last = blocks[blocks.length - 1]
+    if (block.type === 'text' && last?.type === 'text') blocks[blocks.length - 1] = { type: 'text', text: `${last.text}\n${block.text}` }
+    else blocks.push(block)
+  }
+  const order = blocks.flatMap((block, index) => (block.type === 'text' ? [{ length: block.text.length, index }] : []))
   order.sort((a, b) => a.length - b.length)
   const allowance = new Map<number, number>()
   let budget = max
@@ -131,12 +144,18 @@ function capText(blocks: ContentBlock[], max: number): ContentBlock[] {
   })
 }
 
+function cutNote(cut: number): string {
+  return `\n[… ${cut} characters cut from the middle of this result …]\n`
+}
+
+/** The head and tail of `text` around a note, `keep` characters in all (the note alone when `keep` cannot hold it). */
 function cutMiddle(text: string, keep: number): string {
-  const headEnd = safeEnd(text, Math.ceil(keep / 2))
-  let tailStart = text.length - Math.floor(keep / 2)
+  // The note for the whole text is at least as long as the one written.
+  const own = Math.max(0, keep - cutNote(text.length).length)
+  const headEnd = safeEnd(text, Math.ceil(own / 2))
+  let tailStart = text.length - Math.floor(own / 2)
   if (tailStart > 0 && tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart++
-  const cut = tailStart - headEnd
-  return `${text.slice(0, headEnd)}\n[… ${cut} characters cut from the middle of this result …]\n${text.slice(tailStart)}`
+  return `${text.slice(0, headEnd)}${cutNote(tailStart - headEnd)}${text.slice(tailStart)}`
 }
 
 /** The largest index ≤ `end` that does not split a surrogate pair. */

@@ -62,23 +62,37 @@ describe('results map to content blocks, isError to an error result (R-MCP-2)', 
     const agent = await kit.agent()
     const message = `${'a'.repeat(300)}${'z'.repeat(300)}`
     const result = await execute(kit, agent, 'mcp__everything__echo', { message })
-    // "Echo: " + 600 characters: 100 from each end are kept.
-    expect(resultText(result)).toBe(`Echo: ${'a'.repeat(94)}\n[… 406 characters cut from the middle of this result …]\n${'z'.repeat(100)}`)
+    // "Echo: " + 600 characters: 200 in all, the 57-character note included (72 from the head, 71 from the tail).
+    expect(resultText(result)).toBe(`Echo: ${'a'.repeat(66)}\n[… 463 characters cut from the middle of this result …]\n${'z'.repeat(71)}`)
   })
 })
 
 describe('toToolOutput', () => {
-  it('shares the text budget between blocks: short blocks stay whole, long ones are cut to what is left', () => {
+  it('shares the text budget between blocks: short blocks stay whole, long ones are cut to what is left, notes included', () => {
+    const image = { type: 'image' as const, mimeType: 'image/png', data: 'AAAA' }
     const out = toToolOutput(
-      { content: [{ type: 'text', text: 'short' }, { type: 'text', text: 'x'.repeat(100) }, { type: 'text', text: 'y'.repeat(100) }] },
-      { ...LIMITS, maxOutputChars: 45 },
+      { content: [{ type: 'text', text: 'short' }, image, { type: 'text', text: 'x'.repeat(300) }, image, { type: 'text', text: 'y'.repeat(300) }] },
+      { ...LIMITS, maxOutputChars: 250 },
       none,
     )
+    // 5 + 122 + 123 characters: each cut block's 57-character note counts in its share.
     expect(out).toEqual([
       { type: 'text', text: 'short' },
-      { type: 'text', text: `${'x'.repeat(10)}\n[… 80 characters cut from the middle of this result …]\n${'x'.repeat(10)}` },
-      { type: 'text', text: `${'y'.repeat(10)}\n[… 80 characters cut from the middle of this result …]\n${'y'.repeat(10)}` },
+      { type: 'image', mediaType: 'image/png', data: 'AAAA' },
+      { type: 'text', text: `${'x'.repeat(33)}\n[… 235 characters cut from the middle of this result …]\n${'x'.repeat(32)}` },
+      { type: 'image', mediaType: 'image/png', data: 'AAAA' },
+      { type: 'text', text: `${'y'.repeat(33)}\n[… 234 characters cut from the middle of this result …]\n${'y'.repeat(33)}` },
     ])
+  })
+
+  it('joins adjacent text blocks before it cuts them (one note, not one per block)', () => {
+    const out = toToolOutput(
+      { content: [{ type: 'text', text: 'short' }, { type: 'text', text: 'x'.repeat(100) }, { type: 'text', text: 'y'.repeat(100) }] },
+      { ...LIMITS, maxOutputChars: 100 },
+      none,
+    )
+    // 207 characters joined; 100 in all: 22 from the head, the 57-character note, 21 from the tail.
+    expect(out).toEqual([{ type: 'text', text: `short\n${'x'.repeat(16)}\n[… 164 characters cut from the middle of this result …]\n${'y'.repeat(21)}` }])
   })
 
   it('replaces an image over the limit, audio and binary resources with a line that names them', () => {
