@@ -15,9 +15,10 @@ import {
   type ResolvedAgentInput,
 } from '@deepseek-ai/dsh-agent'
 import { newMessageId, type MessageId } from '@deepseek-ai/dsh-llm'
-import { appendBuilt, appendChecked, type Session, type SessionEvent, type SessionEventMap, type SessionEventType, type SessionId } from '@deepseek-ai/dsh-session'
+import { SessionError, appendBuilt, appendChecked, type Session, type SessionEvent, type SessionEventMap, type SessionEventType, type SessionId } from '@deepseek-ai/dsh-session'
 import type { Context } from './cordis'
 import { Checkpoints } from './checkpoints'
+import { pluginBug } from './decision-checks'
 import { FailureState, appendRefused, persistenceFailed } from './failure'
 import { InboxState } from './inbox'
 import { InjectionRouter, type InjectionHost } from './injections'
@@ -181,6 +182,17 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     try {
       return how === undefined ? this.session.append(type, data) : how === 'built' ? appendBuilt(this.session, type, data) : appendChecked(this.session, type, data)
     } catch (error) {
+      throw this.fail(appendRefused(this.id, type, error))
+    }
+  }
+
+  /** `append` for a listener's value: the log's data check refusing it is the plugin's bug (`TurnHost.appendDecided`). */
+  appendDecided<K extends SessionEventType>(event: string, type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    try {
+      return this.session.append(type, data)
+    } catch (error) {
+      // Refused before anything was committed: the plugin's value, not the log, is broken.
+      if (error instanceof SessionError && error.code === 'INVALID_EVENT') throw pluginBug(event, error.message)
       throw this.fail(appendRefused(this.id, type, error))
     }
   }

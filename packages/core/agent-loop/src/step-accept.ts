@@ -67,20 +67,21 @@ async function acceptTransformed(
 ): Promise<StepOutcome> {
   const { holder } = state
   const source = current.source!
-  let message: AssistantMessage
   try {
     const transformed = host.checkpoints.waterfall('agent/step-result', [host.agent, current.turn, current.step, assembled, holder.signal], () => assembled)
-    message = transformed instanceof Promise ? await transformed : transformed
+    const message = transformed instanceof Promise ? await transformed : transformed
     checkAssistant(message)
+    checkAborted(holder)
+    // The listener's message: a log refusal of its data is the listener's bug (INVALID_DECISION), as a failed check is.
+    writeAnchor(host, current, message, result.usage, result.finishReason, false, false, 'agent/step-result')
   } catch (error) {
-    // Under a cancel the step closes as a cancel does (an interrupted anchor keeps what arrived).
+    // Under a cancel the step closes as a cancel does (an interrupted anchor keeps what arrived); after a refused
+    // write (the agent failed, its holder aborted) the anchor is never written again.
     if (!(error instanceof TurnAborted) && !holder.aborted) {
       writeAnchor(host, current, createAssistantMessage([], { source, id: assembled.id }), result.usage, result.finishReason)
     }
     throw error
   }
-  checkAborted(holder)
-  writeAnchor(host, current, message, result.usage, result.finishReason)
   return afterAnchor(host, state, current)
 }
 
@@ -145,6 +146,10 @@ const DONE: readonly StepOutcome[] = [
 /**
  * Writes the step's one `assistant/message` anchor. Marked first: an anchor
  * the log refuses is never written again (not even as an interrupted one).
+ * `decidedBy` names the checkpoint whose listener handed `message` back: the
+ * log's data check refusing it is that listener's bug (`INVALID_DECISION`,
+ * nothing committed), and the caller writes the empty anchor a failed
+ * `agent/step-result` gets instead.
  */
 export function writeAnchor(
   host: TurnHost,
@@ -154,6 +159,7 @@ export function writeAnchor(
   finishReason: FinishReason,
   interrupted = false,
   built = false,
+  decidedBy?: string,
 ): void {
   step.anchored = true
   // A new exact-size array: the log keeps the anchor for the session's life.
@@ -166,6 +172,7 @@ export function writeAnchor(
   // Built (`appendBuilt`) only when the message is the loop's own assembly of admitted chunks.
   const anchor = interrupted ? { ...data, interrupted: true as const } : data
   if (built) host.appendBuilt('assistant/message', anchor)
+  else if (decidedBy !== undefined) host.appendDecided(decidedBy, 'assistant/message', anchor)
   else host.append('assistant/message', anchor)
   step.calls = toolCallsOf(message)
 }

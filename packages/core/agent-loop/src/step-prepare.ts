@@ -265,7 +265,8 @@ function enterBatch(host: TurnHost, state: TurnState, step: number, proposal: Pr
   for (const message of entered) {
     let entry: ProposedEntry | undefined
     for (let i = 0; i < entries.length && !entry; i++) if (entries[i]!.placed.message === message) entry = entries[i]
-    if (!entry) host.append('user/message', { message })
+    // A message of the listener's own: checked by the log, and refused as the listener's bug.
+    if (!entry) host.appendDecided('agent/pre-step', 'user/message', { message })
     else enterProposed(host, entry, dropped)
   }
   return current
@@ -281,5 +282,9 @@ function enterProposed(host: TurnHost, entry: ProposedEntry, dropped: Set<string
     // The message is deep-frozen: `{ message }` is frozen whole here (nothing for the log to walk); an envelope
     // the placement built is frozen by the log.
     host.appendBuilt(entry.type, envelope ? { message, envelope } : Object.freeze({ message }))
-  } else host.append(entry.type, envelope ? { message, envelope } : { message })
+  } else {
+    // Content a prompt-submit listener handed back, or a continuation's reason: the log's refusal is that listener's bug.
+    const event = entry.type === 'user/message' ? 'agent/prompt-submit' : 'agent/turn-continuation'
+    host.appendDecided(event, entry.type, envelope ? { message, envelope } : { message })
+  }
 }

@@ -1,5 +1,5 @@
 import type { Agent, AgentError, AgentEventEmitter } from '@deepseek-ai/dsh-agent'
-import type { Session } from '@deepseek-ai/dsh-session'
+import type { Session, SessionEvent, SessionEventMap, SessionEventType } from '@deepseek-ai/dsh-session'
 import type { Checkpoints } from './checkpoints'
 import type { Context } from './cordis'
 import type { BuiltLogWriter, FailureState } from './failure'
@@ -74,6 +74,16 @@ export interface TurnHost extends BuiltLogWriter {
    * the refused `type` and returns the agent's failure, for the caller to throw.
    */
   refused(type: string, error: unknown): AgentError
+  /**
+   * `append` for data a listener of checkpoint `event` handed back (a
+   * pre-step message, a prompt-submit content, a step-result message). The
+   * log's data check refusing it (`SessionError` `INVALID_EVENT`: nothing was
+   * committed, the log and the loop still agree) is that plugin's bug: it
+   * throws `INVALID_DECISION` naming `event`, an ordinary turn failure
+   * (R-ERR-1), and the agent goes on. Any other refusal is the refused-write
+   * rule (`append`).
+   */
+  appendDecided<K extends SessionEventType>(event: string, type: K, data: SessionEventMap[K]): SessionEvent<K>
   /**
    * Emits `agent/error (turn, step, failure)` for the agent's failure, once
    * for the agent's whole life; does nothing when the agent has not failed

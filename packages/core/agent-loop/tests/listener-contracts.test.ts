@@ -30,7 +30,7 @@ describe('listener contracts: a malformed decision fails the turn, a deadlock is
     expect(trace(a.session).filter((line) => line.startsWith('turn/end'))).toEqual(['turn/end 1 error INVALID_DECISION', 'turn/end 2 error INVALID_DECISION'])
   })
 
-  it('content a prompt-submit listener hands back goes through the log\'s check: one that is not lossless JSON ends the turn APPEND_REFUSED, never logged', async () => {
+  it('content a prompt-submit listener hands back goes through the log\'s check: one that is not lossless JSON ends the turn INVALID_DECISION, never logged', async () => {
     const { agent, root } = await spine()
     root.on('agent/prompt-submit', async (_a, _c, _s, _signal, next) => {
       const decision = await next()
@@ -39,7 +39,7 @@ describe('listener contracts: a malformed decision fails the turn, a deadlock is
     const a = await agent()
     a.followup('one')
     await a.whenIdle()
-    expect(trace(a.session).at(-1)).toBe('turn/end 1 error APPEND_REFUSED')
+    expect(trace(a.session).at(-1)).toBe('turn/end 1 error INVALID_DECISION')
     // Every logged event survives a JSON round trip (what a persistence backend writes and reads back).
     for (const event of a.session.events) expect(JSON.parse(JSON.stringify(event.data))).toEqual(event.data)
   })

@@ -1,0 +1,119 @@
+// A listener's return that passes the loop's checks but that the log's data check refuses (a field
+// JSON drops, say) is that plugin's bug: it fails the turn with INVALID_DECISION (R-ERR-1), and the
+// agent goes on taking work. It used to fail the agent for good (APPEND_REFUSED): the person had to
+// dispose it and resume the session.
+import { describe, expect, it } from 'vitest'
+import { createUserMessage } from '@deepseek-ai/dsh-llm'
+import { spine, trace } from '@deepseek-ai/dsh-testkit'
+
+async function world() {
+  const s = await spine({ model: { script: ['first', 'second'] } })
+  const a = await s.agent()
+  const errors: string[] = []
+  s.root.on('agent/error', (_agent, turn, step, error) => errors.push(`${turn}.${step} ${(error as { code?: string }).code}: ${(error as Error).message}`))
+  return { ...s, a, errors }
+}
+
+/** The second turn, answered (`header`: its request is the first, so it logs the initial header). */
+function secondTurn(answer: string, header: boolean): string[] {
+  return [
+    'inbox/enqueue next-turn "again"',
+    'inbox/dequeue',
+    'turn/start 2 prompt',
+    'step/start 2.1',
+    'user/message "again"',
+    ...(header ? ['request/header initial scripted/test-model'] : []),
+    'assistant/chunk ×3',
+    `assistant/message "${answer}" stop`,
+    'step/end 2.1',
+    'turn/end 2 completed',
+  ]
+}
+
+describe('a listener value the log refuses fails the turn, not the agent (R-ERR-1)', () => {
+  it('agent/step-result: a message with a field JSON drops ends the turn INVALID_DECISION after an empty anchor', async () => {
+    const { root, a, errors } = await world()
+    let once = true
+    root.on('agent/step-result', async (_agent, _turn, _step, _message, _signal, next) => {
+      const message = await next()
+      if (!once) return message
+      once = false
+      return { ...message, note: undefined } as never
+    })
+    a.followup('go')
+    await a.whenIdle()
+    a.followup('again')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "go"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'user/message "go"',
+      'request/header initial scripted/test-model',
+      'assistant/chunk ×3',
+      'assistant/message "" stop',
+      'step/end 1.1',
+      'turn/end 1 error INVALID_DECISION',
+      ...secondTurn('second', false),
+    ])
+    expect(errors).toEqual([
+      '1.1 INVALID_DECISION: agent/step-result: a listener returned a malformed value (assistant/message data.message.note is undefined, which JSON drops (omit the key, or use null))',
+    ])
+  })
+
+  it('agent/pre-step: an entered message with a function field ends the turn INVALID_DECISION, nothing of it logged', async () => {
+    const { root, a, errors } = await world()
+    let once = true
+    root.on('agent/pre-step', () => {
+      if (!once) return
+      once = false
+      return { kind: 'enter', messages: [{ ...createUserMessage('mine'), render: () => 'x' } as never] }
+    })
+    a.followup('go')
+    await a.whenIdle()
+    a.followup('again')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "go"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'step/end 1.1',
+      'turn/end 1 error INVALID_DECISION',
+      // The first turn never called the model: the second gets its first answer.
+      ...secondTurn('first', true),
+    ])
+    expect(errors).toEqual([
+      '1.1 INVALID_DECISION: agent/pre-step: a listener returned a malformed value (user/message data.message.render is a function, which JSON drops)',
+    ])
+  })
+
+  it('agent/prompt-submit: content that is not lossless JSON ends the turn INVALID_DECISION, never logged', async () => {
+    const { root, a, errors } = await world()
+    let once = true
+    root.on('agent/prompt-submit', async (_agent, _content, _source, _signal, next) => {
+      const decision = await next()
+      if (!once || decision.kind !== 'allow') return decision
+      once = false
+      return { ...decision, content: [{ type: 'text', text: 'hi', score: Number.NaN } as never] }
+    })
+    a.followup('go')
+    await a.whenIdle()
+    a.followup('again')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "go"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'step/end 1.1',
+      'turn/end 1 error INVALID_DECISION',
+      // The first turn never called the model: the second gets its first answer.
+      ...secondTurn('first', true),
+    ])
+    expect(errors).toEqual([
+      '1.1 INVALID_DECISION: agent/prompt-submit: a listener returned a malformed value (user/message data.message.content[0].score is NaN, which JSON cannot represent (use a finite number or null))',
+    ])
+  })
+})
