@@ -38,7 +38,8 @@ const CALIBRATION_FLOOR = 64
  *
  * The estimate of the next request is the last request's reported size
  * (input + cache-read + cache-write + output, which the adapters report
- * without overlap) plus the estimate of every change since: the messages
+ * without overlap; a report without any input counts as no report) plus
+ * the estimate of every change since: the messages
  * appended, less what a compaction removed and plus its replacement. Before
  * the first usage it is the estimate of the request header plus the whole
  * history.
@@ -178,7 +179,9 @@ export class TokenMeter {
         return
       case 'assistant/message': {
         const data = event.data
-        const usage = data.usage
+        // A report of no input at all (a gateway's zeros, or only the output: the adapters map a missing
+        // count to 0) says nothing about the request, which always has some: the estimate stands.
+        const usage = data.usage && data.usage.inputTokens + (data.usage.cacheReadTokens ?? 0) + (data.usage.cacheWriteTokens ?? 0) > 0 ? data.usage : undefined
         if (usage) this.calibrate(usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0))
         if (data.message.content.length > 0) this.add(seq, data.message)
         if (usage) {

@@ -49,6 +49,25 @@ describe('pressure (R-CMP-2)', () => {
     await h.expectClean()
   })
 
+  it('a provider that reports no input tokens (zeros, or the output only) does not make the estimate collapse', async () => {
+    // Gateways that send `usage: { prompt_tokens: 0, completion_tokens: 0 }` or only `completion_tokens` (the
+    // adapters map a missing count to 0): such a report says nothing about the request's size.
+    const answers = [chars(1_000, 'a'), chars(1_000, 'b'), chars(1_000, 'c'), chars(1_000, 'd'), 'e']
+    const usages = [{ inputTokens: 0, outputTokens: 0 }, { inputTokens: 0, outputTokens: 1_000 }]
+    const h = await harness({ window: 10_000, maxOutput: 2_000, respond: (_request, call) => ({ text: answers[call]!, usage: usages[call % 2]! }) })
+    const agent = await h.agent()
+    const estimates: number[] = []
+    for (const prompt of [chars(1_000, '1'), chars(1_000, '2'), chars(1_000, '3'), chars(400, '4')]) {
+      await turn(agent, prompt)
+      estimates.push(h.root.compaction.status(agent).estimatedTokens)
+    }
+    // As without any report: the sum of the history's characters.
+    expect(estimates).toEqual([2_000, 4_000, 6_000, 7_400])
+    await turn(agent, 'go on')
+    expect(compactionEvents(agent.session).map((event) => event.type)).toEqual(['compaction/start', 'compaction/summary'])
+    await h.expectClean()
+  })
+
   it("takes the window, the answer's reserve and the threshold from the config over the adapter's", async () => {
     const h = await harness({ window: 10_000, maxOutput: 2_000, config: { window: 5_000, reservedOutputTokens: 1_000, threshold: 0.5 }, respond: () => ({ text: 'ok', usage: false }) })
     const agent = await h.agent()
