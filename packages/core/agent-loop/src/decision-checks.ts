@@ -65,9 +65,20 @@ export function checkAssistant(message: AssistantMessage): void {
   if (problem) throw pluginBug('agent/step-result', problem)
 }
 
-/** An `agent/turn-continuation` decision: `continue`, or `stop` naming who stopped. */
+/**
+ * An `agent/turn-continuation` decision: `continue` (its `reason`, when given,
+ * a string), or `stop` naming who stopped. A blank reason is no reason: it
+ * would become a steering message with nothing in it, which providers refuse.
+ */
 export function checkContinuation(decision: ContinuationDecision | undefined): ContinuationDecision {
-  if (decision?.kind === 'continue') return decision
+  if (decision?.kind === 'continue') {
+    const reason: unknown = decision.reason
+    if (reason === undefined) return decision
+    if (typeof reason !== 'string') throw pluginBug('agent/turn-continuation', 'a continue reason must be a string')
+    return reason.trim() ? decision : CONTINUE_WITHOUT_REASON
+  }
   if (decision?.kind === 'stop' && typeof decision.by === 'string' && decision.by) return decision
   throw pluginBug('agent/turn-continuation', 'must return { kind: "continue" } or { kind: "stop", by }')
 }
+
+const CONTINUE_WITHOUT_REASON: ContinuationDecision = Object.freeze({ kind: 'continue' })

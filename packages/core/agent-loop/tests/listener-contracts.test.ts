@@ -44,6 +44,46 @@ describe('listener contracts: a malformed decision fails the turn, a deadlock is
     for (const event of a.session.events) expect(JSON.parse(JSON.stringify(event.data))).toEqual(event.data)
   })
 
+  it('a continue reason that is not a string fails the turn with INVALID_DECISION naming agent/turn-continuation; a blank one adds no message', async () => {
+    const { agent, root } = await spine({ model: { script: ['one', 'two', 'three'] } })
+    const reasons: unknown[] = [42, '  \n ']
+    root.on('agent/turn-continuation', (_a, _t, _d, _signal, next) => (reasons.length ? ({ kind: 'continue', reason: reasons.shift() } as never) : next()))
+    const errors: string[] = []
+    root.on('agent/error', (_a, turn, step, error) => errors.push(`${turn}.${step} ${(error as { code?: string }).code}: ${(error as Error).message}`))
+    const a = await agent()
+    a.followup('go')
+    await a.whenIdle()
+    a.followup('again')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "go"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'user/message "go"',
+      'request/header initial scripted/test-model',
+      'assistant/chunk ×3',
+      'assistant/message "one" stop',
+      'step/end 1.1',
+      'turn/end 1 error INVALID_DECISION',
+      'inbox/enqueue next-turn "again"',
+      'inbox/dequeue',
+      'turn/start 2 prompt',
+      'step/start 2.1',
+      'user/message "again"',
+      'assistant/chunk ×3',
+      'assistant/message "two" stop',
+      'step/end 2.1',
+      // A blank reason continues with nothing to say: no blank steering message for the provider to refuse.
+      'step/start 2.2',
+      'assistant/chunk ×3',
+      'assistant/message "three" stop',
+      'step/end 2.2',
+      'turn/end 2 completed',
+    ])
+    expect(errors).toEqual(['1.undefined INVALID_DECISION: agent/turn-continuation: a listener returned a malformed value (a continue reason must be a string)'])
+  })
+
   it('runMaintenance from inside the agent’s own turn rejects WOULD_DEADLOCK instead of hanging', async () => {
     const { agent, root } = await spine({ model: { script: ['x'] } })
     const a = await agent()
