@@ -224,7 +224,16 @@ export class ServerConnection {
     const link = openLink(this.server, this.stderr)
     this.link = link
     const { client } = link
-    client.onclose = () => this.lost(generation, this.server.transport === 'stdio' ? 'its process exited' : 'the connection closed')
+    // The SDK's stdio transport drops the connection itself when one message from the server passes its read
+    // limit (a huge tool answer): the close that follows must say that, not that the process exited.
+    let dropped: string | undefined
+    client.onerror = (error) => {
+      const limit = /^ReadBuffer exceeded maximum size of (\d+) bytes/.exec(error.message)?.[1]
+      if (limit !== undefined) {
+        dropped = `a message it sent was larger than the ${mebibytes(Number(limit))} the MCP client reads at once (a tool answer that large must be asked for in parts), so the connection was dropped`
+      }
+    }
+    client.onclose = () => this.lost(generation, dropped ?? (this.server.transport === 'stdio' ? 'its process exited' : 'the connection closed'))
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(generation))
     try {
       await client.connect(link.transport, { timeout: this.options.connectTimeoutMs })
@@ -378,4 +387,9 @@ export class ServerConnection {
 function isTransportFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false
   return error instanceof StreamableHTTPError || error.name === 'TypeError' || /fetch failed|ECONNREFUSED|ECONNRESET|socket/i.test(error.message)
+}
+
+function mebibytes(bytes: number): string {
+  const mib = bytes / 1024 / 1024
+  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`
 }
