@@ -1,4 +1,7 @@
 import { createToolResultMessage, MessageId, type CallId, type ToolCallBlock } from '@deepseek-ai/dsh-llm'
+import { builtInKind } from './built-in-types'
+import { SessionError } from './errors'
+import { shapeProblem } from './event-shapes'
 import type { SessionRepair } from './persistence'
 import type { AnySessionEvent, SessionEvent, SessionEventMap } from './types'
 
@@ -29,6 +32,14 @@ export const INTERRUPTED_RESULT_TEXT = 'Error: tool call interrupted (the sessio
  * `events`, and assigns `time = options.now ?? Date.now()`. The caller appends
  * the returned events durably (never rewriting earlier records) and reports
  * `repairs`. Repairing an already repaired log returns nothing.
+ *
+ * The events it reads the data of (the open turn's `turn/start`, the open
+ * step's `step/start`, `assistant/message`, `tool/call` and `tool/result`)
+ * are checked with the session's own shape rules first: a stored log is not
+ * validated until `prepare` replays it, and repairs planned from a damaged
+ * record would be appended for good. A damaged one throws `INVALID_EVENT`
+ * with its `seq`, `type` and `path` (a backend names its record from them),
+ * and nothing is planned.
  */
 export function repairSession(events: readonly AnySessionEvent[], options: { now?: number } = {}): SessionRepairPlan {
   const now = options.now ?? Date.now()
@@ -42,6 +53,7 @@ export function repairSession(events: readonly AnySessionEvent[], options: { now
     }
   }
   if (turnStart < 0) return { events: [], repairs: [] }
+  readable(events[turnStart]!)
   const turn = (events[turnStart] as SessionEvent<'turn/start'>).data.turn
 
   let stepStart = -1
@@ -67,12 +79,14 @@ export function repairSession(events: readonly AnySessionEvent[], options: { now
   }
 
   if (stepStart >= 0) {
+    readable(events[stepStart]!)
     const step = (events[stepStart] as SessionEvent<'step/start'>).data.step
     let calls: ToolCallBlock[] = []
     const called = new Set<string>()
     const answered = new Set<string>()
     for (let i = stepStart + 1; i < events.length; i++) {
       const event = events[i]!
+      if (event.type === 'assistant/message' || event.type === 'tool/call' || event.type === 'tool/result') readable(event)
       if (event.type === 'assistant/message') {
         calls = event.data.message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
       } else if (event.type === 'tool/call') {
@@ -104,5 +118,21 @@ function interruptedResult(callId: CallId) {
     content: INTERRUPTED_RESULT_TEXT,
     isError: true,
     id: MessageId(`interrupted-${callId}`),
+  })
+}
+
+/** Throws `INVALID_EVENT` unless `event`'s data has the shape crash repair reads (see `repairSession`). */
+function readable(event: AnySessionEvent): void {
+  const data = event.data as unknown
+  const problem =
+    data === null || typeof data !== 'object' || Array.isArray(data)
+      ? 'data must be a plain object'
+      : shapeProblem(builtInKind(event.type)!, data as Record<string, unknown>)
+  if (problem === undefined) return
+  const { seq, type } = event
+  throw new SessionError('INVALID_EVENT', `crash repair cannot read event ${seq} (${type}), so the open turn cannot be closed: ${problem}`, {
+    seq,
+    type,
+    path: problem.slice(0, problem.indexOf(' ')),
   })
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { CallId, MessageId } from '@deepseek-ai/dsh-llm'
-import { INTERRUPTED_RESULT_TEXT, repairSession, type Session } from '@deepseek-ai/dsh-session'
+import { INTERRUPTED_RESULT_TEXT, repairSession, type Session, type SessionError } from '@deepseek-ai/dsh-session'
 import { answer, closedTurn, openTurn, setup, toolCall, toolResult } from './helpers'
 
 const now = 1_700_000_000_000
@@ -104,6 +104,42 @@ describe('repairSession (R-PER-3)', () => {
     const loaded = await expectValidAfterRepair(log)
     // The next request is valid for every provider: every call has its result.
     expect(loaded.deriveMessages().map((message) => message.content[0]!.type)).toEqual(['text', 'tool-call', 'tool-result', 'tool-result', 'tool-result'])
+  })
+
+  it('refuses a damaged event of the open turn it would read (INVALID_EVENT naming seq, type and path) instead of planning repairs from it', async () => {
+    const log = await session()
+    closedTurn(log, 1)
+    openTurn(log, 2)
+    log.append('step/start', { turn: 2, step: 1 })
+    answer(log, 2, 1, [toolCall('c1')])
+    log.append('tool/call', { turn: 2, step: 1, callId: CallId('c1'), name: 'read', arguments: '{}' })
+    const stored = JSON.parse(JSON.stringify(log.events)) as Array<{ type: string; seq: number; data: Record<string, unknown> }>
+    const damaged = (seq: number, data: Record<string, unknown>) => stored.map((event) => (event.seq === seq ? { ...event, data } : event)) as never
+    const refusal = (events: never) => {
+      try {
+        return { planned: repairSession(events, { now }) }
+      } catch (error) {
+        const { name, code, seq, type, path, message } = error as SessionError
+        return { name, code, seq, type, path, message }
+      }
+    }
+    const call = stored.length - 1
+    const [turnStart, stepStart, message] = [call - 4, call - 2, call - 1]
+    expect(stored.map((event) => event.type).slice(turnStart)).toEqual(['turn/start', 'user/message', 'step/start', 'assistant/message', 'tool/call'])
+    expect(refusal(damaged(message, {}))).toEqual({
+      name: 'SessionError',
+      code: 'INVALID_EVENT',
+      seq: message,
+      type: 'assistant/message',
+      path: 'data.turn',
+      message: `crash repair cannot read event ${message} (assistant/message), so the open turn cannot be closed: data.turn must be an integer ≥ 1`,
+    })
+    expect(refusal(damaged(turnStart, { turn: 'two', trigger: { kind: 'prompt' } }))).toMatchObject({ code: 'INVALID_EVENT', seq: turnStart, type: 'turn/start', path: 'data.turn' })
+    expect(refusal(damaged(stepStart, { turn: 2 }))).toMatchObject({ code: 'INVALID_EVENT', seq: stepStart, type: 'step/start', path: 'data.step' })
+    expect(refusal(damaged(call, { turn: 2, step: 1, name: 'read', arguments: '{}' }))).toMatchObject({ code: 'INVALID_EVENT', seq: call, type: 'tool/call', path: 'data.callId' })
+    const result = stored.length
+    const resultData = { turn: 2, step: 1, message: { role: 'user' } }
+    expect(refusal([...stored, { type: 'tool/result', seq: result, time: now, data: resultData }] as never)).toMatchObject({ code: 'INVALID_EVENT', seq: result, type: 'tool/result' })
   })
 
   it('does not mutate the log it is given', async () => {

@@ -1,12 +1,12 @@
 import { open } from 'node:fs/promises'
-import { loadRepaired, type AnySessionEvent, type LoadedSession, type SessionLoadWarning } from '@deepseek-ai/dsh-session'
+import { SessionError, loadRepaired, type AnySessionEvent, type LoadedSession, type SessionLoadWarning } from '@deepseek-ai/dsh-session'
 import { fsError } from './errors'
 import type { EventTypeCatalog } from './event-types'
 import { handovers } from './handover'
 import { serializeEvent } from './line-format'
 import { acquireLock } from './lock'
 import { directoryExists, regularFileAt } from './path-state'
-import { notFound, readSessionFile } from './read-session-file'
+import { corrupt, notFound, readSessionFile } from './read-session-file'
 import type { SessionPaths } from './session-paths'
 import { cutTornTail } from './torn-tail'
 
@@ -89,7 +89,14 @@ export async function loadSessionFile(load: SessionFileLoad): Promise<LoadedSess
           }),
       },
       signal === undefined ? {} : { signal },
-    )
+    ).catch((error: unknown) => {
+      // Crash repair found a stored event it cannot read (it checks what it reads before planning
+      // anything, so nothing was appended): name its line, as for any other damaged line.
+      if (error instanceof SessionError && error.code === 'INVALID_EVENT' && error.seq !== undefined) {
+        throw corrupt(paths.file, error.seq + 1, `is not a valid event: ${error.message}`)
+      }
+      throw error
+    })
     const { events } = loaded
     const last = events[events.length - 1]!
     handovers.set(paths.file, { count: events.length, size: validBytes + repairBytes, lastType: last.type, lastTime: last.time })

@@ -141,7 +141,8 @@ export function notFound(id: string, path: string): JsonlPersistenceError {
   return new JsonlPersistenceError('SESSION_NOT_FOUND', `No persisted session "${id}" (expected ${path}).`, { file: path })
 }
 
-function corrupt(path: string, line: number, problem: string): JsonlPersistenceError {
+/** `CORRUPT_SESSION` for line `line` (1-based) of `path`; `problem` continues "the line …". */
+export function corrupt(path: string, line: number, problem: string): JsonlPersistenceError {
   return new JsonlPersistenceError(
     'CORRUPT_SESSION',
     `Corrupt session file ${path}, line ${line}: the line ${problem}. Lines after it cannot be trusted; restore the file from a backup, or truncate it before this line to keep the earlier history.`,
@@ -159,6 +160,12 @@ function toEvent(value: unknown, seq: number, line: number, path: string, types:
   if (typeof event.time !== 'number' || !Number.isFinite(event.time)) throw corrupt(path, line, 'has no numeric "time"')
   if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {
     throw corrupt(path, line, 'has no object "data"')
+  }
+  // The writer writes these fields only; anything else is a hand edit or another program's line.
+  for (const key in event) {
+    if (key !== 'type' && key !== 'seq' && key !== 'time' && key !== 'data' && key !== 'ignorable') {
+      throw corrupt(path, line, `has a field ${JSON.stringify(key)} outside type, seq, time, data and ignorable`)
+    }
   }
   if (seq === 0) checkMeta(event, path)
   else if (event.type === 'session/meta' && event.data !== null) {

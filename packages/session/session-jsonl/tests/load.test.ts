@@ -329,6 +329,42 @@ describe('load: crash repair (R-PER-3)', () => {
     expect(loaded.events.at(-1)).toMatchObject({ type: 'turn/end', seq: 3, data: { turn: 1, reason: { kind: 'interrupted' } } })
   })
 
+  it('refuses a damaged record of the open turn (one crash repair reads) with CORRUPT_SESSION naming file and line, appending nothing', async () => {
+    const dir = tempDir()
+    const log = logBuilder()
+    addTextTurn(log, 1)
+    addCrashedToolTurn(log, 2)
+    const message = log.events.findIndex((event) => event.type === 'assistant/message' && (event.data as { turn: number }).turn === 2)
+    const turnStart = log.events.findIndex((event) => event.type === 'turn/start' && (event.data as { turn: number }).turn === 2)
+    const { backend } = await mount(dir)
+    for (const [seq, data, problem] of [
+      [message, {}, 'data.turn must be an integer ≥ 1'],
+      [turnStart, { trigger: { kind: 'prompt' } }, 'data.turn must be an integer ≥ 1'],
+    ] as const) {
+      const file = writeLog(dir, 's', log.events.map((event) => (event.seq === seq ? { ...event, data } : event)))
+      const before = readFileSync(file)
+      const error = await rejection(backend.load(sid('s')))
+      expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code: 'CORRUPT_SESSION', file, line: seq + 1 })
+      expect(error.message).toContain(`${file}, line ${seq + 1}`)
+      expect(error.message).toContain(problem)
+      // Nothing was planned from the damaged record, so nothing was appended after it.
+      expect(readFileSync(file)).toEqual(before)
+    }
+  })
+
+  it('refuses a line with a field outside the envelope (type, seq, time, data, ignorable) as CORRUPT_SESSION naming it, appending nothing', async () => {
+    const dir = tempDir()
+    const log = logBuilder()
+    addCrashedToolTurn(log, 1)
+    const file = writeLog(dir, 's', log.events.map((event) => (event.seq === 2 ? { ...event, note: 'hand edit' } : event)))
+    const before = readFileSync(file)
+    const { backend } = await mount(dir)
+    const error = await rejection(backend.load(sid('s')))
+    expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code: 'CORRUPT_SESSION', file, line: 3 })
+    expect(error.message).toContain('has a field "note" outside type, seq, time, data and ignorable')
+    expect(readFileSync(file)).toEqual(before)
+  })
+
   it('drops a torn line before repairing, so the repairs follow the last complete event', async () => {
     const dir = tempDir()
     const log = logBuilder()
