@@ -3,6 +3,7 @@ import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { ServerConnection } from './connection'
 import { assignToolNames, type ToolKey } from './names'
+import type { Redactor } from './redact'
 import { toToolOutput, type ResultLimits } from './results'
 
 /** How the tool definitions are made. */
@@ -65,7 +66,7 @@ export class ToolFactory {
     const definition: ToolDefinition = {
       name,
       description: redactor.redact(describe(tool, connection.name, options.maxDescriptionChars)),
-      parameters: inputSchema(tool),
+      parameters: inputSchema(tool, redactor),
       effect: readOnly ? 'read' : 'execute',
       ...(readOnly ? { isConcurrencySafe: () => true } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
@@ -89,10 +90,26 @@ function describe(tool: Tool, server: string, max: number): string {
   return `${text.slice(0, end)}…`
 }
 
-/** The server's input schema as the model receives it: without `$schema`, and always an object with `properties`. */
-function inputSchema(tool: Tool): JsonSchema {
-  const { $schema: _ignored, ...schema } = (tool.inputSchema ?? {}) as Record<string, unknown>
+/**
+ * The server's input schema as the model receives it: without `$schema`,
+ * always an object with `properties`, and redacted like the description (a
+ * server may quote what it was configured with, such as a connection string
+ * from `env`, in a property's description or default, and the schemas are
+ * part of every request and of the log's `request/header`).
+ */
+function inputSchema(tool: Tool, redactor: Redactor): JsonSchema {
+  const { $schema: _ignored, ...schema } = redactStrings((tool.inputSchema ?? {}) as Record<string, unknown>, redactor) as Record<string, unknown>
   if (schema.type === undefined) schema.type = 'object'
   if (schema.properties === undefined) schema.properties = {}
   return schema as JsonSchema
+}
+
+/** A copy of a JSON value with every string in it (object keys included) redacted. */
+function redactStrings(value: unknown, redactor: Redactor): unknown {
+  if (typeof value === 'string') return redactor.redact(value)
+  if (Array.isArray(value)) return value.map((item) => redactStrings(item, redactor))
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) out[redactor.redact(key)] = redactStrings(item, redactor)
+  return out
 }

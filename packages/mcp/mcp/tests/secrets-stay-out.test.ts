@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { connected, execute, mcpSpine, resultText, stateOf } from './helpers'
 import { TestHttpServer } from './http-server'
@@ -35,6 +36,31 @@ describe('secrets in env and headers never reach the log, an error or the status
     await stateOf(kit, 'web', (status) => status.state === 'failed')
     const everything = JSON.stringify([agent.session.events, events, kit.mcp.status(), failure])
     expect(everything).not.toContain(SECRET)
+  })
+
+  it("a tool's input schema that quotes an env value (a connection string) reaches the request and the log redacted", async () => {
+    const url = `postgres://app:${SECRET}@db.internal:5432/main`
+    const kit = await mcpSpine(
+      {
+        environment: { DSH_TEST_DB: url },
+        servers: { db: { command: process.execPath, args: [fileURLToPath(new URL('./fixtures/env-schema-server.mjs', import.meta.url))], env: { DB_URL: '${DSH_TEST_DB}' } } },
+      },
+      { model: { script: [{ answer: 'ok' }] } },
+    )
+    await connected(kit, 'db')
+    const agent = await kit.agent()
+    agent.followup('hello')
+    await agent.whenIdle()
+    const header = agent.session.events.find((event) => event.type === 'request/header')
+    const tool = header?.type === 'request/header' ? header.data.tools.find((entry) => entry.name === 'mcp__db__query') : undefined
+    // A URL's userinfo is cut first (so the host stays readable), as in the description.
+    const shown = 'postgres://[redacted]@db.internal:5432/main'
+    expect(tool).toMatchObject({
+      description: `Runs SQL on ${shown}.`,
+      parameters: { properties: { sql: { description: `The SQL to run on ${shown}` }, database: { default: shown } } },
+    })
+    expect(JSON.stringify(agent.session.events)).not.toContain(SECRET)
+    expect(JSON.stringify(kit.model.requests)).not.toContain(SECRET)
   })
 
   it("a server that prints its env to stderr: the status shows the tail with the secret redacted", async () => {
