@@ -14,7 +14,11 @@ function machine(options: { refuse?: string; failed?: boolean } = {}) {
     },
     steer: (text) => void log.push(`steer ${text}`),
     cancel: () => void log.push('cancel'),
-    command: async (text) => void log.push(`command ${text}`),
+    command: async (text) => {
+      log.push(`command ${text}`)
+      // As the command runner does, synchronously: lines after /new or /resume wait for the switch.
+      if (/^\/(new|resume)\b/.test(text)) m.holdLines()
+    },
     close: (code) => void log.push(`close ${code}`),
     abort: () => {
       log.push('abort')
@@ -151,15 +155,37 @@ describe('InteractiveMachine (the interactive command line’s states)', () => {
     expect([m.state.name, take()]).toEqual(['idle', ['error ✗ PERSISTENCE_FAILED: the session log could not be made durable', 'prompt']])
   })
 
-  it('switching sessions: only from idle; lines are not sent meanwhile; a Ctrl-C exits 130', () => {
+  it('switching sessions: only from idle; lines and commands entered meanwhile wait, then run in order; a Ctrl-C exits 130', () => {
     const { m, take } = machine()
     const switching = m.switching()!
     expect(m.state.name).toBe('switching')
+    m.line('/mode')
     m.line('too early')
-    expect(take()).toEqual(['warn switching sessions: the line was not sent; type it again at the prompt'])
+    m.line('')
+    expect(take()).toEqual([])
     switching.done()
+    expect([m.state.name, take()]).toEqual(['running', ['command /mode', 'followup too early']])
+    m.status('idle')
+    take()
+    const empty = m.switching()!
+    empty.done()
     expect([m.state.name, take()]).toEqual(['idle', ['prompt']])
+    // A switch command that arrived while the agent finished its turn: lines wait from then on.
     m.line('hello')
+    m.holdLines()
+    m.line('/resume other')
+    m.line('next')
+    expect(take()).toEqual(['followup hello'])
+    m.status('idle')
+    take()
+    const resuming = m.switching()!
+    expect(take()).toEqual([])
+    resuming.done()
+    expect([m.state.name, take()]).toEqual(['idle', ['command /resume other']])
+    // The replayed /resume held the machine again: the lines after it wait for that switch.
+    m.line('later')
+    m.switching()!.done()
+    expect([m.state.name, take()]).toEqual(['running', ['followup next', 'followup later']])
     expect(m.switching()).toBeUndefined()
     m.status('idle')
     m.switching()

@@ -143,8 +143,12 @@ export async function runCommand(text: string, context: CommandContext): Promise
         output.line(`already in session ${id}`)
         return reprompt()
       }
+      // The lines after this one belong to the session the switch leaves: they wait for it.
+      machine.holdLines()
       // A turn that just ended may still be flushing; let it finish first.
-      await context.whenIdle()
+      await context.whenIdle().catch(() => undefined)
+      if (machine.state.name !== 'idle') output.say('warn', `a turn is running: wait for it, or cancel it with Ctrl-C, before ${name}`)
+      // Not idle: the held lines run now, as entered.
       const switching = machine.switching()
       if (!switching) return
       try {

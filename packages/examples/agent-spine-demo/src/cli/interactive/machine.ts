@@ -20,8 +20,10 @@ import { describeError } from '../describe-error'
  *   allows and remembers when "always" is offered, `n` or nothing denies,
  *   any other words deny and go to the model as the reason), a Ctrl-C
  *   denies and goes on as in the state it interrupted.
- * - `switching`: `/new` or `/resume` is replacing the session; lines are
- *   not sent anywhere, a Ctrl-C exits 130.
+ * - `switching`: `/new` or `/resume` is replacing the session; lines and
+ *   commands entered meanwhile wait, and run in order in the session the
+ *   switch leaves (a script piped in, `/resume <id>` then a prompt, acts
+ *   as written); a Ctrl-C exits 130.
  * - `exiting`: closing down (at most `EXIT_GRACE_MS`); lines are ignored, a
  *   Ctrl-C ends the process at once.
  *
@@ -93,6 +95,10 @@ export class InteractiveMachine {
   private current: InteractiveState = { name: 'idle' }
   private open = false
   private inputEnded = false
+  /** Lines entered while a session switch was pending or under way, in order: they run once it is done. */
+  private held: string[] = []
+  /** A switch command arrived and waits for the agent to be idle: lines wait too. */
+  private holding = false
 
   constructor(private readonly host: MachineHost) {}
 
@@ -122,8 +128,8 @@ export class InteractiveMachine {
       if (state.name === 'idle') this.host.prompt()
       return
     }
+    if (state.name === 'switching' || this.holding) return void this.held.push(text)
     if (text.startsWith('/')) return void this.host.command(text)
-    if (state.name === 'switching') return this.host.say('warn', 'switching sessions: the line was not sent; type it again at the prompt')
     try {
       // While a cancel is under way the turn is ending: the line is the next prompt, not steering.
       if (state.name === 'running' && this.open) return this.host.steer(text)
@@ -222,19 +228,46 @@ export class InteractiveMachine {
     })
   }
 
-  /** `/new`, `/resume`: the session is being replaced (`done` when it is, or the switch failed). */
+  /**
+   * `/new`, `/resume` arrived: lines entered from now on wait (they belong
+   * to the session the switch leaves) until `switching()` is called, which
+   * the command does once the agent is idle.
+   */
+  holdLines(): void {
+    this.holding = true
+  }
+
+  /**
+   * `/new`, `/resume`: the session is being replaced (`done` when it is, or
+   * the switch failed). Undefined when the machine is not idle: then the
+   * lines held since `holdLines()` run at once, as entered.
+   */
   switching(): { done(): void } | undefined {
-    if (this.current.name !== 'idle') return undefined
+    this.holding = false
+    if (this.current.name !== 'idle') {
+      this.replay()
+      return undefined
+    }
     this.current = { name: 'switching' }
     this.open = false
     return {
       done: () => {
         if (this.current.name !== 'switching') return
         this.current = { name: 'idle' }
+        // A replayed line that came back to idle (a command, a refused prompt) showed the prompt itself.
+        const replayed = this.replay()
+        if (this.current.name !== 'idle') return
         if (this.inputEnded) this.exit(this.host.normalExitCode())
-        else this.host.prompt()
+        else if (!replayed) this.host.prompt()
       },
     }
+  }
+
+  /** Runs the held lines in order, until one switches again (the rest waits for that switch). Whether any ran. */
+  private replay(): boolean {
+    const any = this.held.length > 0
+    while (this.held.length && !this.holding && this.current.name !== 'switching' && this.current.name !== 'exiting') this.line(this.held.shift()!)
+    return any
   }
 
   /** Closes down with `code` (`/exit`, Ctrl-C, the end of input). */

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { onlySession, runDemo, sessionFiles, tempDir, trace, workspace } from './helpers'
+
+/** The prompts of a stored session, in order. */
+const prompts = (events: Parameters<typeof trace>[0]) => trace(events).filter((line) => line.startsWith('user/message'))
+
+// A script piped into the interactive command line: its lines arrive together, and each must act in order.
+describe.concurrent('dsh-demo interactive, lines piped in at once', { timeout: 240_000 }, () => {
+  it('/resume <id> then a prompt: the prompt goes to the resumed session, not to a new one', async () => {
+    const cwd = workspace()
+    const data = tempDir()
+    expect((await runDemo(['-p', 'hello', '--data-dir', data], { cwd })).status).toBe(0)
+    const { id } = onlySession(data)
+
+    const { status, stdout } = await runDemo(['--data-dir', data], { cwd, input: `/resume ${id}\nhello again\n` })
+    expect(status).toBe(0)
+    expect(stdout).toMatch(new RegExp(`^session ${id} \\(resumed, 1 turn so far\\)`, 'm'))
+    const sessions = sessionFiles(data)
+    // The session the run opened before the /resume held nothing and is not kept.
+    expect(Object.keys(sessions)).toEqual([id])
+    expect(prompts(sessions[id]!)).toEqual(['user/message "hello"', 'user/message "hello again"'])
+  })
+
+  it('/resume of an unknown id then a prompt: the failure is said before the prompt runs, in the session the run started', async () => {
+    const cwd = workspace()
+    const data = tempDir()
+    const { status, stdout } = await runDemo(['--data-dir', data], { cwd, input: '/resume nope\nhello\n' })
+    expect(status).toBe(0)
+    const lines = stdout.split('\n')
+    const failure = lines.findIndex((line) => line.startsWith('✗ SESSION_NOT_FOUND: No persisted session "nope"'))
+    const answer = lines.findIndex((line) => line.includes('You said: "hello"'))
+    expect({ failed: failure >= 0, before: failure < answer }).toEqual({ failed: true, before: true })
+    expect(prompts(onlySession(data).events)).toEqual(['user/message "hello"'])
+  })
+})
