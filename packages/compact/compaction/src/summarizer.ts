@@ -182,6 +182,15 @@ async function callOnce(call: PreparedCall, text: string, signal: AbortSignal): 
       cause: new LlmError(failure),
     })
   }
+  if (finish.kind === 'max-tokens') {
+    // The answer stopped mid-way: what the prompt asks for last (the open work, the latest request) is
+    // missing, and a summary replaces what it summarizes for good (R-CMP-7: a failed summary loses nothing).
+    const limit = call.config.maxTokens === undefined ? '' : ` (${call.config.maxTokens.toLocaleString('en-US')} tokens)`
+    throw new CompactionError(
+      'SUMMARY_FAILED',
+      `the summary call to ${route} stopped at its token limit${limit} before the summary was complete; nothing was compacted. Raise summaryMaxTokens (a reasoning model spends part of it thinking)`,
+    )
+  }
   let answer = ''
   for (const block of result.content) if (block.type === 'text') answer += block.text
   if (!answer.trim()) {
