@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { dirname, join } from 'node:path'
 import { JsonlPersistenceError, errnoCode, fsError } from './errors'
@@ -20,6 +20,16 @@ export interface LockOwner {
  * backends on one directory) still see each other's locks.
  */
 const held: Map<string, string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('dsh.session-jsonl.locks')] ??=
+  new Map<string, string>()) as Map<string, string>
+
+/**
+ * The lock files this process holds, by token: the file's identity (device
+ * and inode) when it was taken. The same file can be reached by another path
+ * (a symlinked directory, an id differing in case on a case-insensitive file
+ * system); read through it, a lock of ours is still live. A copy of the file
+ * (another inode) is not ours.
+ */
+const heldFiles: Map<string, string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('dsh.session-jsonl.lock-files')] ??=
   new Map<string, string>()) as Map<string, string>
 
 /**
@@ -46,6 +56,7 @@ export class SessionLock {
     if (this.released) return
     this.released = true
     if (held.get(this.path) === this.owner.token) held.delete(this.path)
+    heldFiles.delete(this.owner.token)
     const current = readOwner(this.path)
     if (current === 'missing' || current?.token !== this.owner.token) return
     unlinkQuietly(this.path, 'Removing the lock file')
@@ -80,6 +91,8 @@ export function acquireLock(paths: SessionPaths, id: string): SessionLock {
   for (let attempt = 0; attempt < 4; attempt++) {
     if (tryCreate(paths.lock, owner)) {
       held.set(paths.lock, owner.token)
+      const identity = identityOf(paths.lock)
+      if (identity !== undefined) heldFiles.set(owner.token, identity)
       return new SessionLock(paths.lock, owner)
     }
     const current = readOwner(paths.lock)
@@ -124,9 +137,29 @@ function breakStaleLock(paths: SessionPaths, id: string, stale: LockOwner | unde
   }
 }
 
+/**
+ * Whether this process holds the lock file at `path` with `token`: taken under
+ * that path, or under another path of the very same file (see `heldFiles`).
+ */
+function holds(path: string, token: string): boolean {
+  if (held.get(path) === token) return true
+  const identity = heldFiles.get(token)
+  return identity !== undefined && identity === identityOf(path)
+}
+
+/** The device and inode of the file at `path`, or `undefined` when it cannot be read. */
+function identityOf(path: string): string | undefined {
+  try {
+    const stats = statSync(path, { bigint: true })
+    return `${stats.dev}:${stats.ino}`
+  } catch {
+    return undefined
+  }
+}
+
 function isAlive(owner: LockOwner, path: string): boolean {
   if (owner.hostname !== hostname()) return true
-  if (owner.pid === process.pid) return held.get(path) === owner.token
+  if (owner.pid === process.pid) return holds(path, owner.token)
   try {
     process.kill(owner.pid, 0)
     return true

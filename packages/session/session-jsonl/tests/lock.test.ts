@@ -1,5 +1,5 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -70,6 +70,23 @@ describe('one writer per session file', () => {
     expect(await code(second.backend.delete(sid('s')))).toBe('SESSION_LOCKED')
 
     // Once the first releases it, the second may take over.
+    await first.backend.release(sid('s'))
+    expect((await second.backend.load(sid('s'))).events).toEqual(closedLog())
+  })
+
+  it('a second backend reaching the same directory by another path (a symlink) is refused too; the live lock is not broken', async () => {
+    const dir = tempDir()
+    mkdirSync(dir, { recursive: true })
+    const link = join(tempDir(), 'link')
+    symlinkSync(dir, link)
+    const first = await mount(dir)
+    const second = await mount(link)
+    await first.backend.append(sid('s'), closedLog())
+    const lock = readFileSync(join(dir, 's.jsonl.lock'), 'utf8')
+    // The lock names this process with a token it holds: live, whatever path it is read through.
+    expect(await code(second.backend.append(sid('s'), closedLog()))).toBe('SESSION_LOCKED')
+    expect(await code(second.backend.load(sid('s')))).toBe('SESSION_LOCKED')
+    expect(readFileSync(join(dir, 's.jsonl.lock'), 'utf8')).toBe(lock)
     await first.backend.release(sid('s'))
     expect((await second.backend.load(sid('s'))).events).toEqual(closedLog())
   })
