@@ -355,7 +355,9 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
       throw new AgentError('INVALID_INPUT', "cancel() needs a cause: { kind: 'user' | 'parent' | 'hook' | 'disposed' }")
     }
     const turn = this.openTurn
-    if (!turn || turn.holder.aborted) return
+    // Once the teardown began, dispose is the open turn's end (it wins the classification): a cancel from a listener
+    // of its discard, before it aborts the turn, is not announced as an effective one.
+    if (!turn || turn.holder.aborted || this.disposing) return
     if (cause.kind === 'user' || cause.kind === 'parent') this.events.emit('agent/cancel-requested', cause)
     if (!options.keepInbox) {
       try {

@@ -7,7 +7,11 @@ import { programs, runProgram } from './property/run-program'
  * Property tests of the loop (spec §15). Random programs of followup / queue /
  * steer / inject (with and without contexts and placements), malformed input,
  * cancel (with and without keepInbox), dispose, reasoning-effort and tool-set
- * changes and pauses run against model calls that answer, call tools, fail
+ * changes, checkpoint listeners that fail (a synchronous throw, or a
+ * rejection after a wait), reactions armed on session events and on the
+ * agent's own notifications (`agent/status`, `agent/inbox/*`,
+ * `agent/cancel-requested`, `agent/error`), and pauses run against model
+ * calls that answer, call tools, fail
  * (error finish, throw mid-stream, no finish) or stop at max-tokens, and
  * tools that succeed, fail, run slowly, stop on cancel or run exclusively.
  * A fast-check scheduler interleaves the commands with every stream chunk,

@@ -80,7 +80,7 @@ function admitRecorded(world: World, kind: AdmitKind | 'inject', shape: Shape, w
  */
 function admit(world: World, what: string, call: () => ReturnType<World['agent']['followup']>): ReturnType<World['agent']['followup']> | undefined {
   const before = world.session.events.length
-  const disposing = world.dispose !== undefined
+  const disposing = world.disposeStarted
   try {
     const id = call()
     if (disposing) world.violations.push(`${what} was admitted after dispose() started`)
@@ -132,7 +132,7 @@ class Refused implements fc.Command<ProgramModel, World> {
   run(_model: ProgramModel, world: World): void {
     const before = world.session.events.length
     const inbox = world.agent.inbox
-    const disposing = world.dispose !== undefined
+    const disposing = world.disposeStarted
     try {
       switch (this.variant) {
         case 'inject-with-contexts':
@@ -180,8 +180,12 @@ class Cancel implements fc.Command<ProgramModel, World> {
     const before = world.session.events.length
     const inbox = world.agent.inbox
     const effective = open !== undefined && !world.aborts.some((abort) => abort.turn === open.turn)
+    const reactionsBefore = world.reactionsRun
     world.agent.cancel(this.cause, { keepInbox: this.keepInbox })
     if (open) world.aborts.push({ by: 'cancel', turn: open.turn, effective, cause: this.cause.kind, keepInbox: this.keepInbox })
+    // A reaction armed on the cancel's own notifications (agent/cancel-requested, agent/inbox/discard) ran inside it and
+    // may have admitted, cancelled or disposed: what the cancel itself appended is then the global invariants' to judge.
+    if (world.reactionsRun !== reactionsBefore) return
     const appended = world.session.events.slice(before).map((event) => event.type)
     if (!effective || this.keepInbox) {
       if (appended.length > 0) world.violations.push(`${this} (${effective ? 'keepInbox' : 'no-op'}) appended ${appended.join(', ')}`)
@@ -218,6 +222,42 @@ class Reconfigure implements fc.Command<ProgramModel, World> {
   }
 }
 
+/** The checkpoints a fault can be armed on. */
+const FAULT_CHECKPOINTS = [
+  'agent/prompt-submit',
+  'agent/pre-step',
+  'agent/request',
+  'agent/step-result',
+  'agent/post-step',
+  'agent/request-error',
+  'agent/turn-continuation',
+  'agent/turn-stopping',
+] as const
+
+/**
+ * Arms a one-shot fault: the next dispatch of `on` to the world's listener
+ * fails, at once (a synchronous throw out of the listener) or after its tick
+ * (a rejection, with room for a cancel before it). A plugin's failure ends
+ * its turn `error` (`PLUGIN_ERROR`), never the loop (R-ERR-1).
+ */
+class Fault implements fc.Command<ProgramModel, World> {
+  constructor(
+    readonly on: (typeof FAULT_CHECKPOINTS)[number],
+    readonly how: 'throw' | 'late',
+  ) {}
+  check(): boolean {
+    return true
+  }
+  run(_model: ProgramModel, world: World): void {
+    world.faults.push({ on: this.on, how: this.how })
+  }
+  toString(): string {
+    return `fault(${this.on}, ${this.how})`
+  }
+}
+
+const fault = fc.tuple(fc.constantFrom(...FAULT_CHECKPOINTS), fc.constantFrom('throw' as const, 'late' as const)).map(([on, how]) => new Fault(on, how))
+
 /** The log events a reaction can be armed on. */
 const REACTION_EVENTS = [
   'turn/start',
@@ -233,6 +273,14 @@ const REACTION_EVENTS = [
   'turn/end',
   'inbox/enqueue',
   'inbox/dequeue',
+  // The agent's notifications: a UI or a policy drives the agent from these as well.
+  'agent/status:running',
+  'agent/status:idle',
+  'agent/inbox/enqueue',
+  'agent/inbox/dequeue',
+  'agent/inbox/discard',
+  'agent/cancel-requested',
+  'agent/error',
 ] as const
 
 /**
@@ -270,6 +318,8 @@ export class Dispose implements fc.Command<ProgramModel, World> {
   }
   run(model: ProgramModel, world: World): void {
     model.disposeIssued = true
+    // Set before the call: its synchronous part (the discard, its notifications) may run reactions that admit.
+    world.disposeStarted = true
     const open = driverTurn(world)
     if (open) {
       const effective = !world.aborts.some((abort) => abort.turn === open.turn)
@@ -339,6 +389,8 @@ function reactions(withDispose: boolean): fc.Arbitrary<React> {
     fc.constant(new Inject()),
     shape.map((s) => new Admit('steer', s)),
     shape.map((s) => new Admit('followup', s)),
+    shape.map((s) => new Admit('queue', s)),
+    fc.constantFrom('inject-with-contexts' as const, 'blank-followup' as const, 'bad-placement-steer' as const).map((v) => new Refused(v)),
   ]
   if (withDispose) actions.push(fc.constant(new Dispose()))
   return fc
@@ -364,6 +416,7 @@ export function commandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCo
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
     fc.constantFrom('effort low' as const, 'effort high' as const, 'effort default' as const, 'toggle tool' as const).map((c) => new Reconfigure(c)),
     reactions(withDispose),
+    fault,
     pause,
     pause,
     pause,
@@ -390,6 +443,7 @@ export function batchCommandArbitraries(withDispose: boolean): fc.Arbitrary<Prog
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
     reactions(withDispose),
+    fault,
     pause,
     pause,
     pause,

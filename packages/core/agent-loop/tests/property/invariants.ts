@@ -198,6 +198,8 @@ function checkTurnEnds(world: World, turns: readonly TurnSummary[], problems: st
     const calls = world.calls.filter((call) => call.turn === turn.turn)
     let expected = 'completed'
     if (turn.trigger !== 'injection' && aborted) expected = 'aborted'
+    // A listener's failure ends its turn there: PLUGIN_ERROR, whatever the model calls before it did (R-ERR-1).
+    else if (turn.trigger !== 'injection' && faulted(world, turn.turn)) expected = 'error PLUGIN_ERROR'
     else if (turn.trigger !== 'injection') {
       // Consecutive provider failures up to the retry budget are retried in a new step; the
       // next one ends the turn with its failure, and must be the turn's last call.
@@ -371,7 +373,7 @@ function checkAdmissions(world: World, events: readonly AnySessionEvent[], turns
       claimer.trigger === 'prompt' &&
       claimOf(events, claimer) === id &&
       claimer.steps.length === 0 &&
-      claimer.end?.data.reason.kind === 'aborted'
+      (claimer.end?.data.reason.kind === 'aborted' || (claimer.end?.data.reason.kind === 'error' && faulted(world, claimer.turn)))
     if (!droppedWithTurn) problems.push(`${kind}() ${id} was claimed at #${dequeued} but never logged as a message`)
   }
 }
@@ -753,4 +755,9 @@ function detail(event: AnySessionEvent): string {
     default:
       return ''
   }
+}
+
+/** Whether an armed fault fired while turn `turn` was open (or opening): that turn ends `error PLUGIN_ERROR` unless aborted. */
+function faulted(world: World, turn: number): boolean {
+  return world.faulted.some((fault) => fault.turn === turn)
 }

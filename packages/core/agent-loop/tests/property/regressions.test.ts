@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { echo, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
+import { deferred, echo, spine, trace, transcript } from '@deepseek-ai/dsh-testkit'
 
 /**
  * Bugs the property tests found, each reduced to a deterministic test.
@@ -187,5 +187,38 @@ describe('regressions found by the property tests', () => {
     const context = lines.indexOf('steering/message "context"')
     expect(lines.slice(context, context + 2)).toEqual(['steering/message "context"', 'steering/message "steer"'])
     expect(lines).toContain('user/message "injected"')
+  })
+  // Found by "dispose inside tool rounds…" with on(agent/inbox/discard, cancel(user)) once reactions could be armed on
+  // the agent's notifications: dispose's own discard ran the listener before dispose aborted the turn.
+  it('a cancel from a listener of dispose\'s discard is not announced: the dispose is the turn\'s end (R-CAN-2, R-CAN-5)', async () => {
+    const { agent, root, handles } = await spine({ model: { script: ['never said'] } })
+    const a = await agent()
+    const heard: string[] = []
+    root.on('agent/cancel-requested', (_agent, cause) => void heard.push(`cancel-requested ${cause.kind}`))
+    root.on('agent/inbox/discard', () => {
+      heard.push('discard')
+      a.cancel({ kind: 'user' })
+    })
+    const entered = deferred<void>()
+    const held = deferred<void>()
+    root.on('agent/pre-step', async () => {
+      entered.resolve()
+      await held.promise
+    })
+    a.followup('first')
+    a.followup('second')
+    await entered.promise
+    const disposal = handles[0]!.dispose()
+    held.resolve()
+    await disposal
+    expect(heard).toEqual(['discard'])
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "first"',
+      'inbox/enqueue next-turn "second"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'inbox/discard ×1',
+      'turn/end 1 aborted',
+    ])
   })
 })

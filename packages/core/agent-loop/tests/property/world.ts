@@ -119,7 +119,15 @@ export interface World {
    * plugin calling the agent from a session listener would.
    */
   readonly reactions: Array<{ on: string; action: () => void }>
+  /** Armed one-shot faults: the next dispatch of checkpoint `on` to the world's listener fails (`throw`: at once, synchronously; `late`: after its tick). */
+  readonly faults: Array<{ on: string; how: 'throw' | 'late' }>
+  /** The faults that fired, with the turn that was open (or opening) then. */
+  readonly faulted: Array<{ checkpoint: string; turn: number | undefined; how: 'throw' | 'late' }>
   dispose: Promise<void> | undefined
+  /** `dispose()` was called (set before the call: admissions from inside it must throw `DISPOSED`). */
+  disposeStarted: boolean
+  /** How many armed reactions have run so far. */
+  reactionsRun: number
   disposeSettled: boolean
   /** The log length when dispose resolved. */
   logLengthAtDispose: number | undefined
@@ -274,73 +282,137 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
   // Observers: each checkpoint yields to the scheduler (so commands land inside it) and records itself.
   const agentEvents: AgentEventRecord[] = []
   const note = (name: string, detail = '') => agentEvents.push({ name, detail, afterDispose: world?.disposeSettled ?? false })
-  root.on('agent/prompt-submit', async (_agent, _content, _source, _signal, next) => {
+  /**
+   * Takes the armed fault of checkpoint `name`, if any (`World.faults`): a `throw` fault throws here, out of the
+   * listener's synchronous call; a `late` one returns true, and the listener rejects after its tick (a cancel may
+   * land in between).
+   */
+  const fault = (name: string, turn: number | undefined): boolean => {
+    const index = world.faults.findIndex((armed) => armed.on === name)
+    if (index < 0) return false
+    const armed = world.faults.splice(index, 1)[0]!
+    world.faulted.push({ checkpoint: name, turn, how: armed.how })
+    if (armed.how === 'throw') throw new Error(`${name} listener failed on purpose`)
+    return true
+  }
+  const failLate = (name: string): never => {
+    throw new Error(`${name} listener failed on purpose after a wait`)
+  }
+  root.on('agent/prompt-submit', (_agent, _content, _source, _signal, next) => {
     note('agent/prompt-submit')
-    await tick(s, 'hook prompt-submit')
-    return next()
+    const late = fault('agent/prompt-submit', world.session.position.openTurn?.turn)
+    return (async () => {
+      await tick(s, 'hook prompt-submit')
+      if (late) failLate('agent/prompt-submit')
+      return next()
+    })()
   })
-  root.on('agent/pre-step', async (_agent, turn, step) => {
+  root.on('agent/pre-step', (_agent, turn, step) => {
     note('agent/pre-step', `${turn}.${step}`)
-    await tick(s, `hook pre-step ${turn}.${step}`)
+    const late = fault('agent/pre-step', turn)
+    return (async () => {
+      await tick(s, `hook pre-step ${turn}.${step}`)
+      if (late) failLate('agent/pre-step')
+    })()
   })
-  root.on('agent/request', async (_agent, turn, step, _config, _signal, next) => {
+  root.on('agent/request', (_agent, turn, step, _config, _signal, next) => {
     note('agent/request', `${turn}.${step}`)
-    await tick(s, `hook request ${turn}.${step}`)
-    const config = await next()
-    return world.effort ? { ...config, reasoningEffort: world.effort } : config
+    const late = fault('agent/request', turn)
+    return (async () => {
+      await tick(s, `hook request ${turn}.${step}`)
+      if (late) failLate('agent/request')
+      const config = await next()
+      return world.effort ? { ...config, reasoningEffort: world.effort } : config
+    })()
   })
-  root.on('agent/step-result', async (_agent, turn, step, _message, _signal, next) => {
+  root.on('agent/step-result', (_agent, turn, step, _message, _signal, next) => {
     note('agent/step-result', `${turn}.${step}`)
-    await tick(s, `hook step-result ${turn}.${step}`)
-    return next()
+    const late = fault('agent/step-result', turn)
+    return (async () => {
+      await tick(s, `hook step-result ${turn}.${step}`)
+      if (late) failLate('agent/step-result')
+      return next()
+    })()
   })
-  root.on('agent/post-step', async (_agent, turn, step) => {
+  root.on('agent/post-step', (_agent, turn, step) => {
     note('agent/post-step', `${turn}.${step}`)
-    await tick(s, `hook post-step ${turn}.${step}`)
+    const late = fault('agent/post-step', turn)
+    return (async () => {
+      await tick(s, `hook post-step ${turn}.${step}`)
+      if (late) failLate('agent/post-step')
+    })()
   })
-  root.on('agent/request-error', async (_agent, turn, step, _error, _failure, prior, _signal, next) => {
+  root.on('agent/request-error', (_agent, turn, step, _error, _failure, prior, _signal, next) => {
     note('agent/request-error', `${turn}.${step}`)
-    await tick(s, `hook request-error ${turn}.${step}`)
-    // A retry policy with a budget of consecutive failures, like dsh-llm-retry without its delays.
-    if (prior.length < options.retries) return { kind: 'retry' as const }
-    return next()
+    const late = fault('agent/request-error', turn)
+    return (async () => {
+      await tick(s, `hook request-error ${turn}.${step}`)
+      if (late) failLate('agent/request-error')
+      // A retry policy with a budget of consecutive failures, like dsh-llm-retry without its delays.
+      if (prior.length < options.retries) return { kind: 'retry' as const }
+      return next()
+    })()
   })
-  root.on('agent/turn-continuation', async (_agent, turn, _decision, _signal, next) => {
+  root.on('agent/turn-continuation', (_agent, turn, _decision, _signal, next) => {
     note('agent/turn-continuation', `${turn}`)
-    await tick(s, `hook turn-continuation ${turn}`)
-    return next()
+    const late = fault('agent/turn-continuation', turn)
+    return (async () => {
+      await tick(s, `hook turn-continuation ${turn}`)
+      if (late) failLate('agent/turn-continuation')
+      return next()
+    })()
   })
-  root.on('agent/turn-stopping', async (_agent, turn) => {
+  root.on('agent/turn-stopping', (_agent, turn) => {
     note('agent/turn-stopping', `${turn}`)
-    await tick(s, `hook turn-stopping ${turn}`)
+    const late = fault('agent/turn-stopping', turn)
+    return (async () => {
+      await tick(s, `hook turn-stopping ${turn}`)
+      if (late) failLate('agent/turn-stopping')
+    })()
   })
   const inboxNotices: InboxNotice[] = []
   const statuses: string[] = []
+  // A reaction armed on a notification runs inside it, after the world recorded it (as on a session event).
+  const react = (on: string) => {
+    const index = world.reactions.findIndex((reaction) => reaction.on === on)
+    if (index < 0) return
+    world.reactionsRun++
+    world.reactions.splice(index, 1)[0]!.action()
+  }
   root.on('agent/inbox/enqueue', (_agent, message: AgentMessage) => {
     note('agent/inbox/enqueue', message.id)
     inboxNotices.push(['enqueue', message.id])
+    react('agent/inbox/enqueue')
   })
   root.on('agent/inbox/dequeue', (_agent, message: AgentMessage) => {
     note('agent/inbox/dequeue', message.id)
     inboxNotices.push(['dequeue', message.id])
+    react('agent/inbox/dequeue')
   })
   root.on('agent/inbox/discard', (_agent, messages: readonly AgentMessage[]) => {
     note('agent/inbox/discard', messages.map((message) => message.id).join(','))
     inboxNotices.push(['discard', messages.map((message) => message.id)])
+    react('agent/inbox/discard')
   })
   root.on('agent/status', (_agent, status) => {
     note('agent/status', status)
     statuses.push(status)
+    react(`agent/status:${status}`)
   })
-  root.on('agent/error', (_agent, turn, step) => note('agent/error', `${turn}.${step}`))
-  root.on('agent/cancel-requested', (_agent, cause) => note('agent/cancel-requested', cause.kind))
+  root.on('agent/error', (_agent, turn, step) => {
+    note('agent/error', `${turn}.${step}`)
+    react('agent/error')
+  })
+  root.on('agent/cancel-requested', (_agent, cause) => {
+    note('agent/cancel-requested', cause.kind)
+    react('agent/cancel-requested')
+  })
   root.on('agent/disposed', () => note('agent/disposed'))
   const heard: World['heard'] = []
   root.on('session/event', (session, event) => {
     if (session.id === 'prop') heard.push({ seq: event.seq, json: JSON.stringify(event), frozen: Object.isFrozen(event) && Object.isFrozen(event.data) })
     note('session/event', event.type)
-    const index = world.reactions.findIndex((reaction) => reaction.on === event.type)
-    if (index >= 0) world.reactions.splice(index, 1)[0]!.action()
+    react(event.type)
   })
   const flushes: FlushRecord[] = []
   root.on('session/flush', async (session) => {
@@ -382,7 +454,11 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
         removeExtraTool = undefined
       } else removeExtraTool = root.tools.register(extraTool)
     },
+    faults: [],
+    faulted: [],
     dispose: undefined,
+    disposeStarted: false,
+    reactionsRun: 0,
     disposeSettled: false,
     logLengthAtDispose: undefined,
   }
