@@ -93,7 +93,12 @@ export class Compaction extends Service {
       if (decision || !overflow || failure.code !== 'CONTEXT_OVERFLOW' || signal.aborted) return decision
       return this.onOverflow(agent, turn, step, failure, prior, signal)
     })
-    ctx.on('agent/disposed', (agent) => void this.states.delete(agent))
+    ctx.on('agent/disposed', (agent) => {
+      const waiters = this.states.get(agent)?.pending?.waiters ?? []
+      this.states.delete(agent)
+      // A compact() asked for from inside a turn that never reached another step: it will never run.
+      for (const waiter of waiters) waiter.reject(new CompactionError('ABORTED', 'the agent was disposed before its requested compaction could run; nothing was compacted'))
+    })
   }
 
   /**
@@ -112,8 +117,10 @@ export class Compaction extends Service {
    * start with `compaction/failed { code: 'NOT_SMALLER', usage }` and `seq`
    * names it). Rejects with a `CompactionError` when the summary fails or
    * `signal` (or the agent's disposal) aborts it; nothing is shadowed then,
-   * and the log says why (`compaction/failed`). Either way the agent goes
-   * on with its history as it was.
+   * and the log says why (`compaction/failed`); also (`ABORTED`, nothing
+   * logged) when it was asked for from inside a turn and the agent is
+   * disposed before another step. Either way the agent goes on with its
+   * history as it was.
    */
   compact(agent: Agent, options: CompactOptions = {}): Promise<CompactionResult> {
     if (!agent || typeof agent !== 'object' || typeof agent.runMaintenance !== 'function' || !agent.session) {
