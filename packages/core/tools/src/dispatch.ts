@@ -3,6 +3,7 @@ import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import { heard, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { LinkedAbort, abortedBeforeDispatch, isTimeout } from './cancellation'
 import { ToolError, isToolError } from './errors'
+import { jsonProblem } from './json-problem'
 import { messageOf } from './results'
 import type { DeferredContext, ToolDispatch, ToolInvocation, ToolOutput, ToolRunContext } from './types'
 
@@ -75,6 +76,9 @@ export class CallRun {
       typeof context.content === 'string' ? [{ type: 'text', text: context.content }] : (context.content as ContentBlock[])
     const problem = contentProblem(content, 'context.content')
     if (problem !== undefined) throw new ToolError('INVALID_CONTEXT', `deferContext(): ${problem}`)
+    // What the session log would refuse (and stop the agent for) is refused here, to the body.
+    const lossy = typeof context.content === 'string' ? undefined : jsonProblem(content)
+    if (lossy !== undefined) throw new ToolError('INVALID_CONTEXT', `deferContext(): context.content${lossy}`)
     const record = deepFreeze({ label: context.label, content: structuredClone(content) })
     if (this.contexts === NO_CONTEXTS) this.contexts = [record]
     else (this.contexts as ContextRecord[]).push(record)

@@ -1,6 +1,7 @@
 import { contentProblem, createToolResultMessage, deepFreeze, type CallId, type ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
 import { ToolError, isToolError, type ToolErrorCode } from './errors'
+import { jsonProblem } from './json-problem'
 import type { ToolCallResult, ToolOutput } from './types'
 
 const frozenNone: readonly ContextRecord[] = Object.freeze([])
@@ -61,6 +62,9 @@ export function contentOf(output: unknown, what: string): readonly ContentBlock[
   if (problem !== undefined) {
     throw new ToolError('TOOL_ERROR', Array.isArray(output) ? `malformed tool output: ${problem}` : `${what} must be a string or content blocks`)
   }
+  // Well-formed blocks can still hold what the session log refuses (which would stop the agent): this call fails instead.
+  const lossy = jsonProblem(output)
+  if (lossy !== undefined) throw new ToolError('TOOL_ERROR', `malformed tool output: ${what}${lossy}`)
   return [...(output as ContentBlock[])]
 }
 
