@@ -7,6 +7,7 @@ import { acquireLock } from './lock'
 import { notADirectory, regularFileAt } from './path-state'
 import type { SessionPaths } from './session-paths'
 import { SessionWriter } from './session-writer'
+import { createdDirectories } from './sync-directory'
 import { cutTornTailSync } from './torn-tail'
 
 /** Lines per write call: large enough to amortize the syscall, small enough to keep the batch short. */
@@ -97,10 +98,11 @@ export function openWriter(open: OpenWriter): SessionWriter {
   }
 }
 
-/** Creates the session directory (mode 0700) if it is missing. */
+/** Creates the session directory (mode 0700) if it is missing; the new directories' entries are synced with the first file's. */
 function makeDirectory(directory: string): void {
   try {
-    mkdirSync(directory, { recursive: true, mode: 0o700 })
+    const first = mkdirSync(directory, { recursive: true, mode: 0o700 })
+    if (first !== undefined) createdDirectories(first, directory)
   } catch (error) {
     const errno = errnoCode(error)
     if (errno === 'EEXIST' || errno === 'ENOTDIR') throw notADirectory(directory, error)

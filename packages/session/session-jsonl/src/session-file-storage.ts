@@ -4,7 +4,7 @@ import type { WriteBehindStorage } from '@deepseek-ai/dsh-session'
 import { fsError } from './errors'
 import type { QueuedBatch } from './line-buffer'
 import type { SessionLock } from './lock'
-import { syncDirectory } from './sync-directory'
+import { syncNewFileDirectory } from './sync-directory'
 
 export interface SessionFileStorageOptions {
   id: string
@@ -69,7 +69,7 @@ export class SessionFileStorage implements WriteBehindStorage<QueuedBatch> {
   async sync(): Promise<void> {
     if (this.handle) await this.handle.datasync()
     if (this.directoryPending) {
-      await syncDirectory(dirname(this.options.file))
+      await syncNewFileDirectory(dirname(this.options.file))
       this.directoryPending = false
     }
   }

@@ -56,6 +56,24 @@ describe('the per-step flush', () => {
     expect(callsAt(dir)).toEqual({ writes: 0, syncs: 1 })
   })
 
+  it('the first flush into a session directory it created also syncs the entries of the directories it created (a power cut keeps them)', async () => {
+    const root = tempDir()
+    const dir = join(root, 'home', 'sessions')
+    const ctx = await app(dir)
+    const session = ctx.sessions.create(sid('first'))
+    await ctx.sessions.flush(session)
+    // `home` is an entry of the temp dir, `sessions` of `home`, the file of `sessions`: each is synced once.
+    expect([callsAt(root), callsAt(join(root, 'home')), callsAt(dir)]).toEqual([
+      { writes: 0, syncs: 1 },
+      { writes: 0, syncs: 1 },
+      { writes: 0, syncs: 1 },
+    ])
+    // A second session in the same directory syncs only its own entry.
+    const second = ctx.sessions.create(sid('second'))
+    await ctx.sessions.flush(second)
+    expect([callsAt(root), callsAt(join(root, 'home')), callsAt(dir)].map((calls) => calls.syncs)).toEqual([1, 1, 2])
+  })
+
   it('only fsyncs what the write-behind timer already wrote', async () => {
     const dir = tempDir()
     const ctx = await app(dir, 1)
