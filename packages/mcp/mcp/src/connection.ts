@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { ErrorCode, McpError as ProtocolError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { existsSync } from 'node:fs'
 import { callError } from './errors'
 import type { ResolvedServer } from './server-config'
 import { StderrTail, openLink, type Link } from './transport'
@@ -256,7 +257,7 @@ export class ServerConnection {
       this.retire(link)
       this.attempts++
       this.streak++
-      this.error = this.describe(error, 'could not connect')
+      this.error = this.describe(error, 'could not connect', this.missingCwd(error))
       this.settleInitial()
       this.scheduleRetry(generation)
     }
@@ -352,13 +353,27 @@ export class ServerConnection {
     return callError('SERVER_ERROR', `the MCP server "${this.name}" gave an answer that is not a valid tool result (${message})`)
   }
 
-  /** A failure in a person's words, redacted (never the env or header values). */
-  private describe(error: unknown, what: string): string {
+  /**
+   * Node reports a stdio server's missing working directory as the command's
+   * ENOENT (`spawn /usr/bin/node ENOENT`): when the configured `cwd` is what
+   * is missing, that is the problem to name.
+   */
+  private missingCwd(error: unknown): string | undefined {
+    const server = this.server
+    if (server.transport !== 'stdio' || server.cwd === undefined) return undefined
+    const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown }
+    if (code !== 'ENOENT' || typeof syscall !== 'string' || !syscall.startsWith('spawn') || existsSync(server.cwd)) return undefined
+    return `its working directory ${server.cwd} does not exist`
+  }
+
+  /** A failure in a person's words, redacted (never the env or header values); `problem` leads when known. */
+  private describe(error: unknown, what: string, problem?: string): string {
     let detail = error instanceof Error ? error.message : String(error)
     const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined
     if (cause && typeof cause.message === 'string' && !detail.includes(cause.message)) detail += `: ${cause.message}`
     if (error instanceof ProtocolError && error.code === ErrorCode.RequestTimeout) detail = `no answer within ${this.options.connectTimeoutMs} ms`
-    return this.server.redactor.redact(`${what}: ${detail.replace(/^MCP error -?\d+: /, '')}`)
+    detail = detail.replace(/^MCP error -?\d+: /, '')
+    return this.server.redactor.redact(`${what}: ${problem === undefined ? detail : `${problem} (${detail})`}`)
   }
 
   private setTools(tools: readonly Tool[], reason: 'connected' | 'list-changed' | 'gone'): void {

@@ -50,6 +50,13 @@ describe('a failing server never takes the agent down (R-MCP-3)', () => {
     await stateOf(kit, 'ghost', (status) => status.state === 'failed')
   })
 
+  it('a working directory that does not exist is named as the problem, not the command', async () => {
+    const kit = await mcpSpine({ servers: { lost: everything({ cwd: '/nonexistent/dsh-mcp-dir' }) } })
+    const failed = await stateOf(kit, 'lost', (status) => status.state === 'failed')
+    // Node reports a missing cwd as the command's ENOENT; the person would look for node, not the directory.
+    expect(failed.error).toBe(`could not connect: its working directory /nonexistent/dsh-mcp-dir does not exist (spawn ${process.execPath} ENOENT)`)
+  })
+
   it('a server that never answers does not hold the agent: the first request goes without it after startupTimeoutMs', async () => {
     const kit = await mcpSpine({ servers: { mute: silent(), everything: everything() }, startupTimeoutMs: 1, connectTimeoutMs: 600_000 }, { model: { script: ['answered'] } })
     await connected(kit, 'everything')
