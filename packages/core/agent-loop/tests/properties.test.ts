@@ -12,7 +12,9 @@ import { programs, runProgram } from './property/run-program'
  * agent's own notifications (`agent/status`, `agent/inbox/*`,
  * `agent/cancel-requested`, `agent/error`), and pauses run against model
  * calls that answer, call tools, fail
- * (error finish, throw mid-stream, no finish) or stop at max-tokens, and
+ * (error finish, throw mid-stream, no finish; an adapter that throws
+ * synchronously, returns something that is not an async iterable, or yields
+ * a chunk of no known type) or stop at max-tokens, and
  * tools that succeed, fail, run slowly, stop on cancel or run exclusively.
  * A fast-check scheduler interleaves the commands with every stream chunk,
  * tool body and checkpoint listener; then the invariants of

@@ -30,6 +30,19 @@ export type Reply =
   | { kind: 'error-finish' }
   | { kind: 'throw' }
   | { kind: 'no-finish' }
+  | { kind: 'adapter-throws' }
+  | { kind: 'not-iterable' }
+  | { kind: 'malformed-chunk' }
+
+/**
+ * The replies whose adapter itself misbehaves (the loop meets them through
+ * `ctx.llm`'s protocol checks): `stream()` throws synchronously, returns a
+ * value that is not an async iterable, or yields a chunk of no known type
+ * after one tick. The scripted model still records the request.
+ */
+export function misbehaves(reply: Reply): reply is Extract<Reply, { kind: 'adapter-throws' | 'not-iterable' | 'malformed-chunk' }> {
+  return reply.kind === 'adapter-throws' || reply.kind === 'not-iterable' || reply.kind === 'malformed-chunk'
+}
 
 /** The reply of every call past the program's list: a short answer that ends the turn. */
 export const DEFAULT_REPLY: Reply = { kind: 'text', words: 1, reasoning: false }
@@ -74,6 +87,11 @@ export function scriptReply(reply: Reply): ScriptReply {
       return { text: 'half an answer', throw: THROWN }
     case 'no-finish':
       return { text: 'cut off', noFinish: true }
+    case 'adapter-throws':
+    case 'not-iterable':
+    case 'malformed-chunk':
+      // Never played: the world's adapter answers these itself (`misbehaves`).
+      return { text: 'never streamed' }
   }
 }
 
@@ -87,6 +105,11 @@ export function failureCode(reply: Reply): string | undefined {
     case 'no-finish':
       // The usage chunk precedes the missing finish, so the stream produced something: TRANSPORT, not EMPTY_RESPONSE.
       return 'TRANSPORT'
+    case 'adapter-throws':
+    case 'not-iterable':
+      return 'UNKNOWN'
+    case 'malformed-chunk':
+      return 'MALFORMED_STREAM'
     default:
       return undefined
   }

@@ -33,6 +33,7 @@ const reply: fc.Arbitrary<Reply> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'error-finish' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'throw' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'no-finish' as const }) },
+  { weight: 1, arbitrary: fc.constantFrom({ kind: 'adapter-throws' as const }, { kind: 'not-iterable' as const }, { kind: 'malformed-chunk' as const }) },
 )
 
 /** A tool round of the batch-focused programs: one to four calls of tools that run (no refusals). */

@@ -9,7 +9,7 @@ import Sessions, { SessionId, type Session } from '@deepseek-ai/dsh-session'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import Tools, { defineTool } from '@deepseek-ai/dsh-tools'
 import { tick } from './driver'
-import { DEFAULT_REPLY, scriptReply, type Reply } from './program'
+import { DEFAULT_REPLY, misbehaves, scriptReply, type Reply } from './program'
 
 /** One model call, as the adapter saw it start. */
 export interface CallRecord {
@@ -156,16 +156,27 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     resolveModel: (id) => model.resolveModel(id),
     stream(request: GenerateOptions): AsyncIterable<StreamChunk> {
       const index = model.calls
-      const call = model.control()
+      const reply = options.replies[index] ?? DEFAULT_REPLY
       const step = world.session.position.openStep
       calls.push({
         index,
         logLength: world.session.events.length,
         turn: step?.turn,
         step: step?.step,
-        reply: options.replies[index] ?? DEFAULT_REPLY,
+        reply,
         durableLength: Math.max(0, ...flushes.filter((record) => record.end !== undefined).map((record) => record.at)),
       })
+      if (misbehaves(reply)) {
+        // Recorded by the scripted model (its stream is never read), then the adapter's own misbehaviour.
+        model.stream(request)
+        if (reply.kind === 'adapter-throws') throw new Error('the adapter broke before streaming (scripted)')
+        if (reply.kind === 'not-iterable') return { chunks: [] } as unknown as AsyncIterable<StreamChunk>
+        return (async function* () {
+          await tick(s, `model#${index} malformed chunk`)
+          yield { type: 'bogus' } as unknown as StreamChunk
+        })()
+      }
+      const call = model.control()
       const stream = model.stream(request)
       void feed(s, call, index)
       return stream
