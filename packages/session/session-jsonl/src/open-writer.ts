@@ -35,9 +35,10 @@ export interface OpenWriter {
  * extend the handover's log; a direct append must start (`firstSeq`) right
  * after it.
  *
- * Throws `SESSION_EXISTS` (a file this process did not load),
- * `SESSION_CHANGED` (it changed since), `INVALID_APPEND` (a new file whose
- * first append is not seq 0), `SESSION_LOCKED`, or the typed error of a file
+ * Throws `SESSION_EXISTS` (a file this process did not load, or a new log
+ * from seq 0 over one it did), `SESSION_CHANGED` (it changed since),
+ * `INVALID_APPEND` (a new file whose first append is not seq 0, or a direct
+ * append that does not start where a loaded file ends), `SESSION_LOCKED`, or the typed error of a file
  * system failure; the lock is released again on every throw.
  */
 export function openWriter(open: OpenWriter): SessionWriter {
@@ -56,6 +57,15 @@ export function openWriter(open: OpenWriter): SessionWriter {
         throw new JsonlPersistenceError(
           'SESSION_CHANGED',
           `Session file ${paths.file} changed on disk since this process last read or wrote it; load session "${id}" again before writing it.`,
+          { file: paths.file },
+        )
+      }
+      if (open.session === undefined && open.firstSeq !== 0 && open.firstSeq !== handover.count) {
+        // A direct append that continues the loaded file, from the wrong place (a retried batch
+        // whose events are already there, or a gap): the file is this session's, the seq is wrong.
+        throw new JsonlPersistenceError(
+          'INVALID_APPEND',
+          `Cannot append to session "${id}": its file holds ${handover.count} events (seq 0 to ${handover.count - 1}) as this process last loaded or wrote it, so the next append must start at seq ${handover.count}, not ${open.firstSeq}. Nothing was queued.`,
           { file: paths.file },
         )
       }

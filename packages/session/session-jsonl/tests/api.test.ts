@@ -135,6 +135,26 @@ describe('append', () => {
     expect((await backend.load(sid('s'))).events).toEqual([...loaded.events, ...more])
   })
 
+  it('after a load, an append that does not start where the file ends is INVALID_APPEND naming the seq to start from (a retry of a batch whose flush failed part way)', async () => {
+    const dir = tempDir()
+    const { backend } = await mount(dir)
+    const log = logBuilder()
+    addTextTurn(log, 1)
+    const firstTurn = log.events.length
+    addTextTurn(log, 2)
+    await backend.append(sid('s'), log.events.slice(0, firstTurn))
+    await backend.release(sid('s'))
+    expect((await backend.load(sid('s'))).events).toEqual(log.events.slice(0, firstTurn))
+    // The caller retries from two events back (a batch it believes failed): the file already holds them.
+    expect(await failure(backend.append(sid('s'), log.events.slice(firstTurn - 2)))).toEqual({
+      code: 'INVALID_APPEND',
+      message: `Cannot append to session "s": its file holds ${firstTurn} events (seq 0 to ${firstTurn - 1}) as this process last loaded or wrote it, so the next append must start at seq ${firstTurn}, not ${firstTurn - 2}. Nothing was queued.`,
+    })
+    await backend.append(sid('s'), log.events.slice(firstTurn))
+    await backend.release(sid('s'))
+    expect((await backend.load(sid('s'))).events).toEqual(log.events)
+  })
+
   it('refuses to continue a file that changed on disk since it was loaded (SESSION_CHANGED)', async () => {
     const dir = tempDir()
     const { backend } = await mount(dir)
