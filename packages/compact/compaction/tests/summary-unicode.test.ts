@@ -1,3 +1,4 @@
+import type { Message } from '@deepseek-ai/dsh-llm'
 import { describe, expect, it } from 'vitest'
 import { truncateMiddle, truncateStart } from '../src/replacement'
 import { compactionEvents, harness, turn } from './helpers'
@@ -21,9 +22,10 @@ describe('cut texts never split a character (a lone surrogate makes every later 
     const result = await h.root.compaction.compact(agent)
     expect(result.kind).toBe('summary')
     const summary = compactionEvents(agent.session).find((event) => event.type === 'compaction/summary')!
-    const data = summary.data as { messages: Array<{ content: Array<{ text: string }> }>; userMessages: { kept: string[] } }
+    const data = summary.data as { messages: readonly Message[]; userMessages: { kept: readonly string[] } }
     expect(data.userMessages.kept.filter((text) => LONE.test(text))).toEqual([])
-    const replacement = data.messages[0]!.content[0]!.text
+    const first = data.messages[0]!.content[0]!
+    const replacement = first.type === 'text' ? first.text : ''
     expect(replacement).toContain('## Your last conclusion before the compaction')
     expect(LONE.test(replacement)).toBe(false)
     // What the next request sends is well-formed too.
