@@ -70,8 +70,7 @@ export function renderSections(sections: readonly PromptSection[], vars: PromptV
       try {
         text = section.render(vars)
       } catch (error) {
-        const detail = error instanceof Error ? error.message : String(error)
-        throw new SystemPromptError('RENDER_FAILED', `prompt section "${section.name}" failed to render: ${detail}`, { cause: error })
+        throw new SystemPromptError('RENDER_FAILED', `prompt section "${section.name}" failed to render: ${detailOf(error)}`, { cause: error })
       }
       if (typeof text !== 'string') {
         throw new SystemPromptError('RENDER_FAILED', `prompt section "${section.name}" rendered ${typeof text}, not a string`)
@@ -83,4 +82,21 @@ export function renderSections(sections: readonly PromptSection[], vars: PromptV
     if (trimmed) parts.push(trimmed)
   }
   return parts.join('\n\n')
+}
+
+/**
+ * What a section's throw said: the message of an Error, or of any object
+ * that carries a string `message` (an error of another library or realm),
+ * else the value as text. Never throws: a value that cannot be made text (an
+ * object without a prototype) must not turn `RENDER_FAILED` into an untyped
+ * `TypeError`.
+ */
+function detailOf(error: unknown): string {
+  try {
+    const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined
+    if (typeof message === 'string' && message.trim() !== '') return message
+    return String(error)
+  } catch {
+    return 'it threw a value that is not an Error'
+  }
 }

@@ -149,4 +149,32 @@ describe('sections', () => {
       message: 'prompt section "wrong" rendered number, not a string',
     })
   })
+
+  it('a section that throws something other than an Error still fails with RENDER_FAILED naming the section, with what it said', async () => {
+    const thrown: [string, unknown][] = [
+      ['an error object of another realm or library', { code: 'E_TEMPLATE', message: 'unknown placeholder {user}' }],
+      ['an object with no prototype', Object.assign(Object.create(null) as object, { reason: 'x' })],
+      ['a string', 'no template'],
+    ]
+    const failures: unknown[] = []
+    for (const [name, value] of thrown) {
+      const { root } = await mountPrompt()
+      root.systemPrompt.section({
+        name,
+        order: 5,
+        render: () => {
+          throw value
+        },
+      })
+      failures.push(await root.systemPrompt.assembleContextFor(fakeAgent(root, 'a'), vars).then(
+        () => 'rendered',
+        (error: { code?: unknown; message?: unknown }) => ({ code: error.code, message: error.message }),
+      ))
+    }
+    expect(failures).toEqual([
+      { code: 'RENDER_FAILED', message: 'prompt section "an error object of another realm or library" failed to render: unknown placeholder {user}' },
+      { code: 'RENDER_FAILED', message: 'prompt section "an object with no prototype" failed to render: it threw a value that is not an Error' },
+      { code: 'RENDER_FAILED', message: 'prompt section "a string" failed to render: no template' },
+    ])
+  })
 })
