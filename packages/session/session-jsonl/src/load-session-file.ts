@@ -20,7 +20,11 @@ export interface SessionFileLoad {
   signal?: AbortSignal
   /** Ends the load's turn in the per-id queue early (`PerIdQueue`): called once an abandoned load has let go of the file. */
   letGo(): void
-  /** Reports a lock file that could not be removed (the load stands; the next writer judges the lock stale). */
+  /**
+   * Reports what nobody receives otherwise: a lock file that could not be removed (the load
+   * stands; the next writer judges the lock stale), and a torn tail cut or repairs appended by a
+   * load that then failed or was abandoned.
+   */
   warn(error: unknown): void
 }
 
@@ -73,7 +77,9 @@ export async function loadSessionFile(load: SessionFileLoad): Promise<LoadedSess
     if (!regularFileAt(paths.file, `the file of session "${id}"`)) throw notFound(id, paths.file)
     let validBytes = 0
     let repairBytes = 0
-    const loaded = await loadRepaired(
+    /** The torn-tail warning once the tail is cut: if the load does not return it, it is logged (a cut is never silent). */
+    let cut: SessionLoadWarning | undefined
+    const loading = loadRepaired(
       id,
       {
         read: async (log) => {
@@ -81,7 +87,8 @@ export async function loadSessionFile(load: SessionFileLoad): Promise<LoadedSess
           validBytes = contents.validBytes
           if (!contents.torn) return []
           const sidecar = await write(() => cutTornTail(paths.file, contents.validBytes))
-          return [tornTail(paths.file, contents.torn, sidecar)]
+          cut = tornTail(paths.file, contents.torn, sidecar)
+          return [cut]
         },
         appendRepairs: (events) =>
           write(async () => {
@@ -97,6 +104,15 @@ export async function loadSessionFile(load: SessionFileLoad): Promise<LoadedSess
       }
       throw error
     })
+    let loaded: LoadedSession
+    try {
+      loaded = await loading
+    } catch (error) {
+      if (cut) load.warn(`${cut.message} The load that cut it ${signal?.aborted && error === signal.reason ? 'was abandoned' : 'failed'}, so this is the only report of the cut.`)
+      throw error
+    }
+    // Abandoned during its last write: the caller has its rejection, so what was done is logged.
+    if (signal?.aborted) reportAbandoned(loaded, paths.file, load.warn)
     const { events } = loaded
     const last = events[events.length - 1]!
     handovers.set(paths.file, { count: events.length, size: validBytes + repairBytes, lastType: last.type, lastTime: last.time })
@@ -105,6 +121,16 @@ export async function loadSessionFile(load: SessionFileLoad): Promise<LoadedSess
     signal?.removeEventListener('abort', onAbort)
     release()
   }
+}
+
+/** Logs what an abandoned load did that no caller receives: the torn tail it cut, the repairs it appended. */
+function reportAbandoned(loaded: LoadedSession, file: string, warn: (message: string) => void): void {
+  for (const warning of loaded.warnings) warn(`${warning.message} The load that cut it was abandoned, so this is the only report of the cut.`)
+  const { repairs } = loaded
+  if (repairs.length === 0) return
+  const count = repairs.length === 1 ? '1 crash repair' : `${repairs.length} crash repairs`
+  const span = repairs.length === 1 ? `seq ${repairs[0]!.seq}` : `seq ${repairs[0]!.seq} to ${repairs.at(-1)!.seq}`
+  warn(`Appended ${count} (${span}: ${repairs.map((repair) => repair.type).join(', ')}) to ${file} for a load that was abandoned; the next load of the session starts from them.`)
 }
 
 function tornTail(file: string, torn: { line: number; bytes: number }, sidecar: string): SessionLoadWarning {

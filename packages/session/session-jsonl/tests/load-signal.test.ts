@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import type { Context } from 'cordis'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { addCrashedToolTurn, addTextTurn, logBuilder, mount, sid, tempDir } from './helpers'
@@ -17,6 +18,18 @@ function crashedSession(id = 's') {
   const file = join(dir, `${id}.jsonl`)
   writeFileSync(file, log.events.map((event) => JSON.stringify(event) + '\n').join(''))
   return { dir, file, lock: `${file}.lock`, events: log.events }
+}
+
+/** The strings the backend logs as warnings from now on. */
+function collectWarnings(root: Context): string[] {
+  const logged: string[] = []
+  root.logger.exporter({
+    export: (message) => {
+      const [first] = message.args
+      if (message.type === 'warn' && message.name === 'session-jsonl' && typeof first === 'string') logged.push(first)
+    },
+  })
+  return logged
 }
 
 /** A promise that settles after the microtasks and I/O callbacks queued now have run. */
@@ -100,5 +113,42 @@ describe('load(id, { signal }): an abandoned load lets go at once (issue 16)', (
     expect(next.repairs).toEqual([])
     expect(next.events.slice(0, events.length)).toEqual(events)
     expect(next.events.map((event) => event.type).slice(events.length)).toEqual(['tool/call', 'tool/result', 'step/end', 'turn/end'])
+  })
+
+  it('abandoned after it cut a torn tail and appended repairs: the cut and the repairs, which no caller receives, are logged', async () => {
+    const { dir, file, events } = crashedSession()
+    const tail = '{"type":"tool/call","seq":'
+    writeFileSync(file, readFileSync(file, 'utf8') + tail)
+    const { root, backend } = await mount(dir)
+    const logged = collectWarnings(root)
+    const write = holdCall(file, 'write')
+    const controller = new AbortController()
+    const abandoned = backend.load(sid('s'), { signal: controller.signal })
+    await write.reached
+    controller.abort(new Error('owner unloaded'))
+    await expect(abandoned).rejects.toThrow('owner unloaded')
+    write.release()
+    await vi.waitFor(() => expect(logged).toHaveLength(2), { timeout: 20_000, interval: 5 })
+    const [sidecar] = readdirSync(dir).filter((name) => name.includes('.torn-'))
+    expect(logged).toEqual([
+      expect.stringMatching(new RegExp(`^Dropped a torn last line \\(line ${events.length + 1}, ${tail.length} bytes without a final newline\\) of ${file}: .*${sidecar}.* The load that cut it was abandoned, so this is the only report of the cut\\.$`)),
+      `Appended 4 crash repairs (seq ${events.length} to ${events.length + 3}: tool/call, tool/result, step/end, turn/end) to ${file} for a load that was abandoned; the next load of the session starts from them.`,
+    ])
+    // Nothing reports them later: the file is clean and repaired.
+    const next = await backend.load(sid('s'))
+    expect([next.warnings, next.repairs]).toEqual([[], []])
+  })
+
+  it('a load that fails after it cut a torn tail (a damaged record the repair reads) logs the cut', async () => {
+    const { dir, file, events } = crashedSession()
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n')
+    const message = events.findLastIndex((event) => event.type === 'assistant/message')
+    lines[message] = JSON.stringify({ ...events[message], data: {} })
+    writeFileSync(file, lines.join('\n') + '\n{"type":"tool/call","seq":')
+    const { root, backend } = await mount(dir)
+    const logged = collectWarnings(root)
+    const error = await backend.load(sid('s')).catch((failure: unknown) => failure)
+    expect(error).toMatchObject({ code: 'CORRUPT_SESSION', line: message + 1 })
+    expect(logged).toEqual([expect.stringMatching(/^Dropped a torn last line .* The load that cut it failed, so this is the only report of the cut\.$/)])
   })
 })
