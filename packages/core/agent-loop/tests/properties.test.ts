@@ -10,7 +10,8 @@ import { programs, runProgram } from './property/run-program'
  * changes, checkpoint listeners that fail (a synchronous throw, or a
  * rejection after a wait), reactions armed on session events and on the
  * agent's own notifications (`agent/status`, `agent/inbox/*`,
- * `agent/cancel-requested`, `agent/error`), and pauses run against model
+ * `agent/cancel-requested`, `agent/error`), maintenance tasks (exclusive
+ * with turns, injections held while they run), and pauses run against model
  * calls that answer, call tools, fail
  * (error finish, throw mid-stream, no finish; an adapter that throws
  * synchronously, returns something that is not an async iterable, or yields

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { AgentError, type AgentCancelCause, type AgentInput } from '@deepseek-ai/dsh-agent'
 import { tick } from './driver'
-import type { AdmissionRecord, World } from './world'
+import type { AdmissionRecord, MaintenanceRecord, World } from './world'
 
 /** A command of a program: synchronous admissions and cancels, or an asynchronous pause. */
 export type ProgramCommand = fc.Command<ProgramModel, World> | fc.AsyncCommand<ProgramModel, World>
@@ -66,7 +66,9 @@ function admitRecorded(world: World, kind: AdmitKind | 'inject', shape: Shape, w
         : 'between-steps'
       : position.openTurn
         ? 'one-shot'
-        : 'idle'
+        : world.maintenance.some((task) => task.started && !task.ended)
+          ? 'held'
+          : 'idle'
   const logLength = world.session.events.length
   const text = world.nextLabel(kind[0]!)
   const id = admit(world, what, () => world.agent[kind](input(text, shape)))
@@ -219,6 +221,51 @@ class Reconfigure implements fc.Command<ProgramModel, World> {
   }
   toString(): string {
     return `reconfigure(${this.change})`
+  }
+}
+
+/**
+ * `runMaintenance(task)`, not awaited: the task checks that no turn is open
+ * when it starts and that none opens (nor a one-shot injection turn is
+ * written) while it waits its ticks, and that no other task overlaps it.
+ * Its promise must resolve with the task's value, or reject `DISPOSED` when
+ * dispose came first (a queued task never runs then). Checked at quiescence
+ * (`checkMaintenance`).
+ */
+class Maintain implements fc.Command<ProgramModel, World> {
+  constructor(readonly ticks: number) {}
+  check(): boolean {
+    return true
+  }
+  run(_model: ProgramModel, world: World): void {
+    const n = world.maintenance.length + 1
+    const record: MaintenanceRecord = { n, afterDispose: world.disposeStarted, started: false, ended: false, outcome: undefined }
+    world.maintenance.push(record)
+    const task = async (): Promise<number> => {
+      record.started = true
+      if (world.maintenance.some((other) => other !== record && other.started && !other.ended)) world.violations.push(`maintenance ${n} overlaps another task`)
+      const open = world.session.position.openTurn
+      if (open) world.violations.push(`maintenance ${n} started while turn ${open.turn} is open`)
+      const from = world.session.events.length
+      for (let i = 1; i <= this.ticks; i++) await tick(world.s, `maintenance ${n} ${i}/${this.ticks}`)
+      const opened = world.session.events.slice(from).filter((event) => event.type === 'turn/start')
+      if (opened.length) world.violations.push(`maintenance ${n}: ${opened.length} turn(s) opened while it ran`)
+      if (world.disposeSettled) world.violations.push(`maintenance ${n} ran on after dispose() resolved`)
+      record.ended = true
+      return n
+    }
+    world.agent.runMaintenance(task).then(
+      (value) => {
+        record.outcome = 'resolved'
+        if (value !== n) world.violations.push(`maintenance ${n} resolved with ${String(value)}`)
+      },
+      (error: unknown) => {
+        record.outcome = error instanceof AgentError ? error.code : String(error)
+      },
+    )
+  }
+  toString(): string {
+    return `maintain(${this.ticks})`
   }
 }
 
@@ -417,6 +464,7 @@ export function commandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCo
     fc.constantFrom('effort low' as const, 'effort high' as const, 'effort default' as const, 'toggle tool' as const).map((c) => new Reconfigure(c)),
     reactions(withDispose),
     fault,
+    fc.integer({ min: 0, max: 4 }).map((ticks) => new Maintain(ticks)),
     pause,
     pause,
     pause,

@@ -55,6 +55,7 @@ export function checkWorld(world: World, quiescence: Quiescence): string[] {
   checkFlushes(world, turns, problems)
   checkDurableRequests(world, events, problems)
   checkStatus(world, problems)
+  checkMaintenance(world, quiescence, problems)
   if (quiescence === 'disposed') {
     for (const record of world.agentEvents) {
       if (record.afterDispose) problems.push(`${record.name} ${record.detail} was dispatched after dispose() resolved`)
@@ -436,6 +437,12 @@ function checkPlacement(world: World, events: readonly AnySessionEvent[], turns:
         }
         break
       }
+      case 'held': {
+        // Injected while maintenance ran: held, then written in a one-shot injection turn once the task settled.
+        const own = turns.find((candidate) => candidate.trigger === 'injection' && candidate.startSeq >= admission.logLength && candidate.startSeq < at)
+        if (!own?.end || at > own.end.seq) problems.push(`${what}: injected while maintenance ran, but not written in a later one-shot injection turn`)
+        break
+      }
       case 'one-shot':
         // Injected while a one-shot injection turn was being written: it joins that turn.
         if (!turn?.end || at < turn.startSeq || at > turn.end.seq) problems.push(`${what}: injected inside one-shot turn ${admission.turn}, but not logged in it`)
@@ -760,4 +767,27 @@ function detail(event: AnySessionEvent): string {
 /** Whether an armed fault fired while turn `turn` was open (or opening): that turn ends `error PLUGIN_ERROR` unless aborted. */
 function faulted(world: World, turn: number): boolean {
   return world.faulted.some((fault) => fault.turn === turn)
+}
+
+/**
+ * Maintenance (`runMaintenance`): at quiescence every call has settled; one
+ * that resolved ran its task to the end; one that rejected did so with
+ * `DISPOSED`, only once dispose had been called, and its task never started
+ * (a running task is aborted by its signal but settles with its own
+ * outcome; this world's tasks ignore the signal). Without dispose, every
+ * call resolved.
+ */
+function checkMaintenance(world: World, quiescence: Quiescence, problems: string[]): void {
+  for (const record of world.maintenance) {
+    const what = `maintenance ${record.n}${record.afterDispose ? ' (requested after dispose())' : ''}`
+    if (record.outcome === undefined) problems.push(`${what} never settled`)
+    else if (record.outcome === 'resolved') {
+      if (!record.ended) problems.push(`${what} resolved but its task did not run to its end`)
+      if (record.afterDispose) problems.push(`${what} ran although dispose() had been called`)
+    } else {
+      if (record.outcome !== 'DISPOSED') problems.push(`${what} rejected with ${record.outcome}`)
+      if (quiescence !== 'disposed') problems.push(`${what} rejected without dispose()`)
+      if (record.started) problems.push(`${what} rejected after its task started`)
+    }
+  }
 }

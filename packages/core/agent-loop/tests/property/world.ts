@@ -36,12 +36,12 @@ export interface AdmissionRecord {
   /** The log length when it was admitted. */
   readonly logLength: number
   /**
-   * Where the loop stood: no turn open (`idle`), inside a one-shot injection
+   * Where the loop stood: no turn open (`idle`; `held` while a maintenance task runs), inside a one-shot injection
    * turn being written (`one-shot`), while a prompt turn's claim was being
    * published (`opening`), between the steps of a driver turn, or inside one
    * of its steps. `turn` and `step` number them.
    */
-  readonly where: 'idle' | 'one-shot' | 'opening' | 'between-steps' | 'in-step'
+  readonly where: 'idle' | 'held' | 'one-shot' | 'opening' | 'between-steps' | 'in-step'
   readonly turn: number | undefined
   readonly step: number | undefined
 }
@@ -54,6 +54,17 @@ export interface AbortRecord {
   readonly effective: boolean
   readonly cause: string
   readonly keepInbox: boolean
+}
+
+/** One `runMaintenance()` call: whether its task started and ended, and how its promise settled. */
+export interface MaintenanceRecord {
+  readonly n: number
+  /** Whether `dispose()` had been called when it was requested. */
+  readonly afterDispose: boolean
+  started: boolean
+  ended: boolean
+  /** `resolved`, or the code it rejected with; undefined while pending. */
+  outcome: string | undefined
 }
 
 /** A `session/flush` dispatch: the log length when it started and when this listener finished. */
@@ -119,6 +130,8 @@ export interface World {
    * plugin calling the agent from a session listener would.
    */
   readonly reactions: Array<{ on: string; action: () => void }>
+  /** Each `runMaintenance()` call, in call order, with how it went. */
+  readonly maintenance: MaintenanceRecord[]
   /** Armed one-shot faults: the next dispatch of checkpoint `on` to the world's listener fails (`throw`: at once, synchronously; `late`: after its tick). */
   readonly faults: Array<{ on: string; how: 'throw' | 'late' }>
   /** The faults that fired, with the turn that was open (or opening) then. */
@@ -467,6 +480,7 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     },
     faults: [],
     faulted: [],
+    maintenance: [],
     dispose: undefined,
     disposeStarted: false,
     reactionsRun: 0,
