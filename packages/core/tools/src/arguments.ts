@@ -1,4 +1,5 @@
 import { ToolError } from './errors'
+import { messageOf } from './results'
 import type { ToolDefinition } from './types'
 
 /**
@@ -32,7 +33,7 @@ export function parseArguments(definition: ToolDefinition, raw: string): unknown
   try {
     return definition.validate(args)
   } catch (error) {
-    const detail = error instanceof Error && error.message ? error.message : 'rejected by the tool'
+    const detail = messageOf(error, 'rejected by the tool')
     throw new ToolError('INVALID_ARGUMENTS', `invalid arguments for ${definition.name}: ${detail}`, { cause: error })
   }
 }

@@ -1,6 +1,6 @@
 import { contentProblem, createToolResultMessage, deepFreeze, type CallId, type ContentBlock } from '@deepseek-ai/dsh-llm'
 import type { ContextRecord } from '@deepseek-ai/dsh-session'
-import { ToolError, isToolError, type ToolErrorCode } from './errors'
+import { ToolError, type ToolErrorCode } from './errors'
 import { jsonProblem } from './json-problem'
 import type { ToolCallResult, ToolOutput } from './types'
 
@@ -74,9 +74,20 @@ export function checkOutput(output: unknown, what: string): ToolOutput {
   return output as ToolOutput
 }
 
-/** The model-visible sentence for a thrown value: its message, or a fallback. */
+/**
+ * The model-visible sentence for a thrown value: a string itself, else the
+ * `message` of an Error or of any object that carries a text one (an error
+ * object of another library, a JSON-RPC error), else `fallback`. Never throws
+ * (a `message` getter that throws gives the fallback).
+ */
 export function messageOf(error: unknown, fallback: string): string {
-  if (isToolError(error) || error instanceof Error) return error.message.trim() || fallback
-  if (typeof error === 'string' && error.trim()) return error.trim()
-  return fallback
+  let message: unknown = error
+  if (typeof error === 'object' && error !== null) {
+    try {
+      message = (error as { message?: unknown }).message
+    } catch {
+      return fallback
+    }
+  }
+  return typeof message === 'string' ? message.trim() || fallback : fallback
 }
