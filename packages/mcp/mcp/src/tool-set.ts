@@ -101,7 +101,30 @@ function inputSchema(tool: Tool, redactor: Redactor): JsonSchema {
   const { $schema: _ignored, ...schema } = redactStrings((tool.inputSchema ?? {}) as Record<string, unknown>, redactor) as Record<string, unknown>
   if (schema.type === undefined) schema.type = 'object'
   if (schema.properties === undefined) schema.properties = {}
+  fillArrayItems(schema)
   return schema as JsonSchema
+}
+
+/** Keywords whose values are data, not schemas: never changed. */
+const VALUE_KEYWORDS = new Set(['const', 'default', 'enum', 'examples'])
+
+/**
+ * Gives every array schema without `items` (or `prefixItems`) the schema of
+ * any item, `items: {}`, in place. JSON Schema allows leaving it out, and
+ * servers written by hand often do, but OpenAI's function validation refuses
+ * the whole request for it ("array schema missing items"), as does Gemini:
+ * one such tool would make every request of the agent fail.
+ */
+function fillArrayItems(node: unknown): void {
+  if (node === null || typeof node !== 'object') return
+  if (Array.isArray(node)) {
+    for (const item of node) fillArrayItems(item)
+    return
+  }
+  const schema = node as Record<string, unknown>
+  const type = schema.type
+  if ((type === 'array' || (Array.isArray(type) && type.includes('array'))) && schema.items === undefined && schema.prefixItems === undefined) schema.items = {}
+  for (const [key, value] of Object.entries(schema)) if (!VALUE_KEYWORDS.has(key)) fillArrayItems(value)
 }
 
 /** A copy of a JSON value with every string in it (object keys included) redacted. */
