@@ -194,6 +194,18 @@ describe('InteractiveMachine (the interactive command line’s states)', () => {
     expect(take()).toEqual(['close 130'])
   })
 
+  it('the end of input while a switch command waits for the agent: the switch and the lines after it run first, then the exit', () => {
+    const { m, take } = machine()
+    m.line('/new')
+    m.line('last')
+    m.inputEnd()
+    expect([m.state.name, take()]).toEqual(['idle', ['command /new']])
+    m.switching()!.done()
+    expect([m.state.name, take()]).toEqual(['running', ['followup last']])
+    m.status('idle')
+    expect([m.state.name, take()]).toEqual(['exiting', ['close 0']])
+  })
+
   it('slash commands go to the command runner in any state but exiting', () => {
     const { m, take } = machine()
     m.line('/sessions')

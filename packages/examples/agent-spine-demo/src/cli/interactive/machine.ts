@@ -171,7 +171,8 @@ export class InteractiveMachine {
     if (state.name === 'approval') {
       this.current = { name: state.resume }
       state.approval.settle(DENY)
-    } else if (state.name === 'idle') {
+    } else if (state.name === 'idle' && !this.holding) {
+      // While a switch command waits for the agent, the switch (and the lines after it) come first.
       this.exit(this.host.normalExitCode())
     }
   }
