@@ -1,7 +1,7 @@
 // What a listener may return and do: a malformed decision fails the turn with INVALID_DECISION,
 // and maintenance requested from inside the agent's own turn rejects WOULD_DEADLOCK.
 import { describe, expect, it } from 'vitest'
-import { spine, trace } from '@deepseek-ai/dsh-testkit'
+import { deferred, settle, spine, trace } from '@deepseek-ai/dsh-testkit'
 
 describe('listener contracts: a malformed decision fails the turn, a deadlock is refused', () => {
   it('pre-step may not enter one message twice', async () => {
@@ -82,6 +82,29 @@ describe('listener contracts: a malformed decision fails the turn, a deadlock is
       'turn/end 2 completed',
     ])
     expect(errors).toEqual(['1.undefined INVALID_DECISION: agent/turn-continuation: a listener returned a malformed value (a continue reason must be a string)'])
+  })
+
+  it('a listener that ignores the turn’s signal holds a cancel until it settles; its decision is then dropped (README known limitation)', async () => {
+    const { agent, root, model } = await spine({ model: { script: ['never said'] } })
+    const entered = deferred<void>()
+    const held = deferred<void>()
+    root.on('agent/pre-step', async () => {
+      entered.resolve()
+      await held.promise
+      return { kind: 'reject' }
+    })
+    const a = await agent()
+    a.followup('go')
+    await entered.promise
+    a.cancel({ kind: 'user' })
+    let idle = false
+    const idled = a.whenIdle().then(() => (idle = true))
+    await settle()
+    expect([idle, a.session.position.openTurn?.turn]).toEqual([false, 1])
+    held.resolve()
+    await idled
+    expect(model.calls).toBe(0)
+    expect(trace(a.session).slice(-2)).toEqual(['turn/start 1 prompt', 'turn/end 1 aborted'])
   })
 
   it('runMaintenance from inside the agent’s own turn rejects WOULD_DEADLOCK instead of hanging', async () => {

@@ -11,7 +11,8 @@ import { programs, runProgram } from './property/run-program'
  * rejection after a wait), reactions armed on session events and on the
  * agent's own notifications (`agent/status`, `agent/inbox/*`,
  * `agent/cancel-requested`, `agent/error`), maintenance tasks (exclusive
- * with turns, injections held while they run), and pauses run against model
+ * with turns, injections held while they run), continuation stops
+ * (terminal, authoritative through the close; or natural), and pauses run against model
  * calls that answer, call tools, fail
  * (error finish, throw mid-stream, no finish; an adapter that throws
  * synchronously, returns something that is not an async iterable, or yields

@@ -269,6 +269,26 @@ class Maintain implements fc.Command<ProgramModel, World> {
   }
 }
 
+/**
+ * Arms a one-shot stop: the next `agent/turn-continuation` decides
+ * `{ kind: 'stop', by: 'budget', terminal: true }` (the turn ends `stopped`,
+ * authoritative through its close and flush: steering pending or admitted
+ * meanwhile is discarded) or a natural `{ kind: 'stop', by: 'policy' }`
+ * (turn-stopping and the last steering drain follow).
+ */
+class Stop implements fc.Command<ProgramModel, World> {
+  constructor(readonly terminal: boolean) {}
+  check(): boolean {
+    return true
+  }
+  run(_model: ProgramModel, world: World): void {
+    world.stops.push({ terminal: this.terminal })
+  }
+  toString(): string {
+    return `stop(${this.terminal ? 'terminal' : 'natural'})`
+  }
+}
+
 /** The checkpoints a fault can be armed on. */
 const FAULT_CHECKPOINTS = [
   'agent/prompt-submit',
@@ -465,6 +485,7 @@ export function commandArbitraries(withDispose: boolean): fc.Arbitrary<ProgramCo
     reactions(withDispose),
     fault,
     fc.integer({ min: 0, max: 4 }).map((ticks) => new Maintain(ticks)),
+    fc.boolean().map((terminal) => new Stop(terminal)),
     pause,
     pause,
     pause,
@@ -492,6 +513,7 @@ export function batchCommandArbitraries(withDispose: boolean): fc.Arbitrary<Prog
     fc.tuple(cause, fc.boolean()).map(([c, keep]) => new Cancel(c, keep)),
     reactions(withDispose),
     fault,
+    fc.boolean().map((terminal) => new Stop(terminal)),
     pause,
     pause,
     pause,

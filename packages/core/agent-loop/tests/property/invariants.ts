@@ -215,7 +215,14 @@ function checkTurnEnds(world: World, turns: readonly TurnSummary[], problems: st
       if (streak > 0 && streak <= world.retries) problems.push(`turn ${turn.turn}'s last model call failed and was to be retried, but no call followed`)
     }
     const actual = reason.kind === 'error' ? `error ${reason.failure.code}` : reason.kind
-    if (actual !== expected) problems.push(`turn ${turn.turn} ended ${actual}, expected ${expected}`)
+    // A terminal stop stays authoritative through its turn's close (R-LOOP-4): a cancel after the decision does not
+    // change the end, one before it prevents the decision; only dispose wins over it.
+    const terminal = world.stopped.some((stop) => stop.turn === turn.turn && stop.terminal)
+    const disposed = world.aborts.some((abort) => abort.turn === turn.turn && abort.by === 'dispose')
+    if (terminal && !disposed && expected === 'aborted') expected = 'aborted or stopped'
+    else if (terminal && !disposed && expected === 'completed') expected = 'stopped'
+    if (reason.kind === 'stopped' && reason.by !== 'budget') problems.push(`turn ${turn.turn} stopped by ${reason.by}, but only the world's terminal stop (budget) stops turns`)
+    if (!expected.split(' or ').includes(actual)) problems.push(`turn ${turn.turn} ended ${actual}, expected ${expected}`)
     if (reason.kind === 'error') errors++
 
     for (const step of turn.steps) {

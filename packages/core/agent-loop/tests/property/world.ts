@@ -130,6 +130,10 @@ export interface World {
    * plugin calling the agent from a session listener would.
    */
   readonly reactions: Array<{ on: string; action: () => void }>
+  /** Armed one-shot stops: the next `agent/turn-continuation` decides `stop` (terminal or not) instead of the default. */
+  readonly stops: Array<{ terminal: boolean }>
+  /** The stops decided, with their turn. */
+  readonly stopped: Array<{ turn: number; terminal: boolean }>
   /** Each `runMaintenance()` call, in call order, with how it went. */
   readonly maintenance: MaintenanceRecord[]
   /** Armed one-shot faults: the next dispatch of checkpoint `on` to the world's listener fails (`throw`: at once, synchronously; `late`: after its tick). */
@@ -383,7 +387,11 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     return (async () => {
       await tick(s, `hook turn-continuation ${turn}`)
       if (late) failLate('agent/turn-continuation')
-      return next()
+      const stop = world.stops.shift()
+      if (stop === undefined) return next()
+      // A policy's stop (a budget): terminal, or natural (turn-stopping and the last steering drain follow).
+      world.stopped.push({ turn, terminal: stop.terminal })
+      return stop.terminal ? { kind: 'stop' as const, by: 'budget', terminal: true } : { kind: 'stop' as const, by: 'policy' }
     })()
   })
   root.on('agent/turn-stopping', (_agent, turn) => {
@@ -481,6 +489,8 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     faults: [],
     faulted: [],
     maintenance: [],
+    stops: [],
+    stopped: [],
     dispose: undefined,
     disposeStarted: false,
     reactionsRun: 0,
