@@ -101,8 +101,52 @@ function inputSchema(tool: Tool, redactor: Redactor): JsonSchema {
   const { $schema: _ignored, ...schema } = redactStrings((tool.inputSchema ?? {}) as Record<string, unknown>, redactor) as Record<string, unknown>
   if (schema.type === undefined) schema.type = 'object'
   if (schema.properties === undefined) schema.properties = {}
+  flattenTopLevel(schema)
   fillArrayItems(schema)
   return schema as JsonSchema
+}
+
+const COMBINATORS = ['allOf', 'anyOf', 'oneOf'] as const
+
+/**
+ * Replaces `allOf`, `anyOf` and `oneOf` at the top level of an input schema,
+ * in place, by one object: every property of every branch (a property the
+ * schema or an earlier branch defines keeps that definition), required what
+ * the schema requires, what any `allOf` part requires and what every
+ * alternative of an `anyOf`/`oneOf` requires. Anthropic (also through Bedrock
+ * and Vertex) refuses the whole request when any tool's input schema has one
+ * of them at the top level; the server still checks the constraints that are
+ * lost here, and its error is a result the model reads.
+ */
+function flattenTopLevel(schema: Record<string, unknown>): void {
+  if (!COMBINATORS.some((key) => schema[key] !== undefined)) return
+  const properties = { ...(isRecord(schema.properties) ? schema.properties : {}) }
+  const required = new Set(stringList(schema.required))
+  for (const key of COMBINATORS) {
+    const branches = schema[key]
+    delete schema[key]
+    if (!Array.isArray(branches)) continue
+    let common: Set<string> | undefined
+    for (const branch of branches) {
+      const own = isRecord(branch) ? branch : {}
+      if (isRecord(own.properties)) for (const [name, property] of Object.entries(own.properties)) if (!(name in properties)) properties[name] = property
+      const needs = stringList(own.required)
+      if (key === 'allOf') for (const name of needs) required.add(name)
+      else common = common === undefined ? new Set(needs) : new Set(needs.filter((name) => common!.has(name)))
+    }
+    for (const name of common ?? []) required.add(name)
+  }
+  schema.properties = properties
+  if (required.size > 0) schema.required = [...required]
+  else delete schema.required
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
 }
 
 /** Keywords whose values are data, not schemas: never changed. */

@@ -27,4 +27,20 @@ describe('input schemas every provider accepts', () => {
     // The call goes to the server as the model wrote it.
     expect(resultText(await execute(kit, agent, 'mcp__loose__tag', { ids: [1, 'a'] }))).toBe('{"ids":[1,"a"]}')
   })
+
+  it('oneOf, anyOf and allOf at the top level (Anthropic refuses the whole request) become one object of every property', async () => {
+    const kit = await mcpSpine({ servers: { loose: server } })
+    await connected(kit, 'loose')
+    const agent = await kit.agent()
+    const parameters = (name: string) => kit.root.tools.schemas(agent).find((entry) => entry.name === name)?.parameters
+    // Required is what every alternative requires (allOf: what any part requires); the server still checks the rest.
+    expect(parameters('mcp__loose__pick')).toEqual({ type: 'object', properties: { path: { type: 'string' }, id: { type: 'number' }, verbose: { type: 'boolean' } } })
+    expect(parameters('mcp__loose__attach')).toEqual({
+      type: 'object',
+      properties: { page: { type: 'string' }, content: { type: 'string' }, url: { type: 'string' } },
+      required: ['page'],
+    })
+    expect(parameters('mcp__loose__merge')).toEqual({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } }, required: ['a', 'b'] })
+    expect(JSON.parse(resultText(await execute(kit, agent, 'mcp__loose__pick', { id: 3 })))).toEqual({ id: 3 })
+  })
 })
