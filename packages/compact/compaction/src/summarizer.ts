@@ -51,19 +51,43 @@ export interface SummaryOutcome {
   readonly calls: number
 }
 
+/** How many times a summary refused as too long (`CONTEXT_OVERFLOW`) is tried again with half the input budget. */
+const OVERFLOW_RETRIES = 3
+/** The smallest input budget a retry goes down to: below it the request's own text (prompt, instructions) is what does not fit. */
+const MIN_RETRY_BUDGET = 256
+
 /**
  * Summarizes `entries[0, count)` with the prepared call (R-CMP-4): one request
  * when the rendered range fits `inputBudget`; otherwise its large tool
  * results are pruned to stubs first, and what still does not fit is cut into
- * chunks summarized in turn, each request carrying the summary so far. The
- * requests and answers never enter the agent's history; their usage is
- * summed. Throws `CompactionError` (`ABORTED`, `SUMMARY_FAILED`).
+ * chunks summarized in turn, each request carrying the summary so far. A
+ * request the provider refuses as too long (`CONTEXT_OVERFLOW`: the estimate
+ * undercounts its text, as with CJK or code) starts the summary over with half
+ * the budget, up to `OVERFLOW_RETRIES` times. The requests and answers never
+ * enter the agent's history; their usage is summed and every call counted.
+ * Throws `CompactionError` (`ABORTED`, `SUMMARY_FAILED`).
  */
 export async function summarize(options: SummarizeOptions): Promise<SummaryOutcome> {
+  const usage: Required<Pick<TokenUsage, 'inputTokens' | 'outputTokens'>> & TokenUsage = { inputTokens: 0, outputTokens: 0 }
+  const tally = { calls: 0 }
+  let budget = options.inputBudget
+  for (let retry = 0; ; retry++) {
+    try {
+      const summary = await summarizeWithin(options, budget, usage, tally)
+      return { summary, usage, calls: tally.calls }
+    } catch (error) {
+      if (!(error instanceof CompactionError) || !isOverflow(error) || retry >= OVERFLOW_RETRIES || budget < 2 * MIN_RETRY_BUDGET || options.signal.aborted) throw error
+      budget = Math.floor(budget / 2)
+    }
+  }
+}
+
+/** One pass over the range within `budget`; adds to `usage` and `tally.calls`; returns the last summary. */
+async function summarizeWithin(options: SummarizeOptions, budget: number, usage: TokenUsage, tally: { calls: number }): Promise<string> {
   const items = render(options)
   let total = 0
   for (const item of items) total += item.tokens
-  if (total > options.inputBudget) {
+  if (total > budget) {
     total = 0
     for (const item of items) {
       if (item.stub !== undefined) {
@@ -73,16 +97,21 @@ export async function summarize(options: SummarizeOptions): Promise<SummaryOutco
       total += item.tokens
     }
   }
-  const chunks = total <= options.inputBudget ? [items] : split(items, Math.max(Math.floor(options.inputBudget / 2), options.inputBudget - options.summaryTokens), options.countText)
-  const usage: Required<Pick<TokenUsage, 'inputTokens' | 'outputTokens'>> & TokenUsage = { inputTokens: 0, outputTokens: 0 }
+  const chunks = total <= budget ? [items] : split(items, Math.max(Math.floor(budget / 2), budget - options.summaryTokens), options.countText)
   let summary = ''
   for (let i = 0; i < chunks.length; i++) {
     const text = requestText(chunks[i]!, i, chunks.length, summary, options.instructions)
+    tally.calls++
     const answer = await callOnce(options.call, text, options.signal)
     addUsage(usage, answer.usage)
     summary = answer.text
   }
-  return { summary, usage, calls: chunks.length }
+  return summary
+}
+
+/** Whether a summary call failed because its request did not fit the model's window. */
+function isOverflow(error: CompactionError): boolean {
+  return error.cause instanceof LlmError && error.cause.code === 'CONTEXT_OVERFLOW'
 }
 
 /** The user message of summary request `index` of `total`. */

@@ -61,6 +61,34 @@ describe("the summarizer's own request fits its window (R-CMP-4)", () => {
     await h.expectClean()
   })
 
+  it('a summary request the provider refuses as too long (its text undercounted: CJK, code) is split smaller and sent again', async () => {
+    // The agent's own route writes the summary; its real limit for a summary request is 3,000 characters,
+    // well under what the estimate allows (about 7,000): the first request overflows.
+    const h = await harness({
+      window: 10_000,
+      maxOutput: 2_000,
+      config: { auto: false },
+      respond: (_request, call) => ({ text: chars(500, String.fromCharCode(97 + call)), usage: false }),
+      summary: (request, call) =>
+        requestText(request).length > 3_000
+          ? { error: { code: 'CONTEXT_OVERFLOW', message: 'prompt is too long' } }
+          : { text: `Summary after call ${call + 1}.`, usage: { inputTokens: 700, outputTokens: 10 } },
+    })
+    const agent = await h.agent()
+    for (let i = 0; i < 6; i++) await turn(agent, chars(500, String(i)))
+
+    const result = await h.root.compaction.compact(agent)
+    expect(result).toMatchObject({ kind: 'summary', reason: 'manual' })
+    const lengths = h.summaryRequests.map((request) => requestText(request).length)
+    expect(lengths[0]).toBeGreaterThan(3_000)
+    expect(lengths.slice(1).every((length) => length <= 3_000)).toBe(true)
+    expect(requestText(h.summaryRequests[1]!)).toContain(`Here is part 1 of ${lengths.length - 1} of the conversation to summarize:`)
+    // Every call is counted; the usage is what the answered ones reported.
+    const calls = lengths.length
+    expect(compactionEvents(agent.session)[1]!.data).toMatchObject({ calls, usage: { inputTokens: 700 * (calls - 1), outputTokens: 10 * (calls - 1) } })
+    await h.expectClean()
+  })
+
   it('a range that does not fit has its large tool results pruned first, and then fits one request', async () => {
     let call = 0
     const h = await harness({
