@@ -33,7 +33,7 @@ export interface JsonlErrorCodeMap {
   NOT_A_FILE: true
   /** The session directory, or one of its parents, is not a directory (`ENOTDIR`, or a file where the directory should be). */
   NOT_A_DIRECTORY: true
-  /** Writing or syncing failed for another reason (an I/O error, …), or an event could not be serialized; nothing after the last successful flush is durable. */
+  /** Writing or syncing failed for another reason (an I/O error, …), the file was deleted while it was written, or an event could not be serialized; nothing after the last successful flush is durable. */
   WRITE_FAILED: true
   /** Reading failed for another reason (an I/O error, too many open files, …). */
   READ_FAILED: true

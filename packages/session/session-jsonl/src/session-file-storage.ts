@@ -1,7 +1,7 @@
 import { open, unlink, type FileHandle } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { WriteBehindStorage } from '@deepseek-ai/dsh-session'
-import { fsError } from './errors'
+import { JsonlPersistenceError, fsError } from './errors'
 import type { QueuedBatch } from './line-buffer'
 import type { SessionLock } from './lock'
 import { syncNewFileDirectory } from './sync-directory'
@@ -67,7 +67,20 @@ export class SessionFileStorage implements WriteBehindStorage<QueuedBatch> {
   }
 
   async sync(): Promise<void> {
-    if (this.handle) await this.handle.datasync()
+    const handle = this.handle
+    if (handle) {
+      await handle.datasync()
+      // Written through a handle to a file someone deleted (rm, a cleaner of old files), the bytes
+      // are in no file: a flush must not report them durable. One fstat per sync that had writes.
+      if ((await handle.stat()).nlink === 0) {
+        const { file, id } = this.options
+        throw new JsonlPersistenceError(
+          'WRITE_FAILED',
+          `Session file ${file} was deleted while session "${id}" was being written: what was written to it since is in no file, and every later flush of this session fails. Load the session again to see what is on disk (nothing, unless the file was restored).`,
+          { file },
+        )
+      }
+    }
     if (this.directoryPending) {
       await syncNewFileDirectory(dirname(this.options.file))
       this.directoryPending = false

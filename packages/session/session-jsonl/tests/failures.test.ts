@@ -317,6 +317,24 @@ describe('failures only injection can time', () => {
     expect(await rejection(ctx.sessions.flush(session))).toBe(error)
   })
 
+  it('a session file deleted while it is written (rm, a cleaner) fails the next flush with WRITE_FAILED instead of reporting events durable that no file holds', async () => {
+    const dir = tempDir()
+    const { ctx, persistence, warnings } = await app(dir)
+    const session = ctx.sessions.create(sid('gone'))
+    turn(session, 1)
+    await ctx.sessions.flush(session)
+    const file = join(dir, 'gone.jsonl')
+    rmSync(file)
+    turn(session, 2)
+    const error = await rejection(ctx.sessions.flush(session))
+    expect({ code: error.code, file: error.file }).toEqual({ code: 'WRITE_FAILED', file })
+    expect(error.message).toBe(
+      `Session file ${file} was deleted while session "gone" was being written: what was written to it since is in no file, and every later flush of this session fails. Load the session again to see what is on disk (nothing, unless the file was restored).`,
+    )
+    expect(warnings).toEqual([error])
+    expect(await rejection(persistence.flush(sid('gone')))).toBe(error)
+  })
+
   it('a first write cut short before its first newline removes the file it created (issue 16)', async () => {
     const dir = tempDir()
     const { ctx } = await app(dir)
