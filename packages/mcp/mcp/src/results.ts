@@ -81,12 +81,27 @@ function mapContent(item: McpContent, limits: ResultLimits): ContentBlock[] {
   }
 }
 
+/**
+ * The image types every provider dsh targets reads. Anthropic refuses a
+ * request with any other (`image/svg+xml`, `image/bmp`, the unregistered
+ * `image/jpg`…), and a tool result stays in every later request of the
+ * session, so one such image would make the session unusable.
+ */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
+
 function image(mediaType: string, data: string, limits: ResultLimits, what: string): ContentBlock {
   const bytes = base64Bytes(data)
+  let type = mediaType.split(';')[0]!.trim().toLowerCase()
+  if (type === 'image/jpg') type = 'image/jpeg'
+  if (!IMAGE_TYPES.has(type)) {
+    // SVG (and any other XML or text image) is source the model can read.
+    if (isTextual(type)) return { type: 'text', text: `[${what}: ${type}, shown as its source]\n${Buffer.from(data, 'base64').toString('utf8')}` }
+    return { type: 'text', text: `[${what}: ${mediaType} image of ${size(bytes)} not shown: the model reads PNG, JPEG, GIF and WebP images]` }
+  }
   if (bytes > limits.maxImageBytes) {
     return { type: 'text', text: `[${what}: ${mediaType} image of ${size(bytes)} not shown: larger than the ${size(limits.maxImageBytes)} limit]` }
   }
-  return { type: 'image', mediaType, data }
+  return { type: 'image', mediaType: type, data }
 }
 
 /** Whether a MIME type is text a model can read (a blob of it is decoded as UTF-8). */

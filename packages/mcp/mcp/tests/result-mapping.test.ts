@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ContentBlock } from '@deepseek-ai/dsh-llm'
@@ -41,6 +42,24 @@ describe('results map to content blocks, isError to an error result (R-MCP-2)', 
         '[resource link: Text Resource 2 <demo://resource/dynamic/text/2> (text/plain) Resource 2: plaintext resource]',
       ].join('\n'),
     )
+  })
+
+  it('images reach the model only in the types every provider reads (Anthropic refuses the request, and so every later one, otherwise)', async () => {
+    const kit = await mcpSpine({ servers: { images: { command: process.execPath, args: [fileURLToPath(new URL('./fixtures/images-server.mjs', import.meta.url))] } } })
+    await connected(kit, 'images')
+    const agent = await kit.agent()
+    const result = await execute(kit, agent, 'mcp__images__draw', {})
+    const bytes = Buffer.alloc(3000).toString('base64')
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/></svg>'
+    expect((result.message.content[0] as unknown as { content: ContentBlock[] }).content).toEqual([
+      { type: 'image', mediaType: 'image/png', data: bytes },
+      // `image/jpg` is not a registered type: providers refuse it as written.
+      { type: 'image', mediaType: 'image/jpeg', data: bytes },
+      // SVG is text: the model reads its source.
+      { type: 'text', text: `[image: image/svg+xml, shown as its source]\n${svg}` },
+      { type: 'text', text: '[image: image/bmp image of 2.9 KB not shown: the model reads PNG, JPEG, GIF and WebP images]' },
+      { type: 'text', text: `[resource chart://1: image/svg+xml, shown as its source]\n${svg}` },
+    ])
   })
 
   it('an isError result is an error result the model reads, and the server keeps working', async () => {
