@@ -20,6 +20,8 @@ export interface PostgresErrorCodeMap {
   SESSION_LIVE: true
   /** `append()` of events that do not continue the log (seq gap, missing `session/meta`). */
   INVALID_APPEND: true
+  /** A method was given an argument it cannot use (a `watch()` `fromSeq` that is not a whole number from 0). */
+  INVALID_ARGUMENT: true
   /** The database schema is newer than this package (a later version migrated it). */
   UNSUPPORTED_SCHEMA: true
   /** The server is older than PostgreSQL 14, the oldest this package runs on; checked on start, before any change. */

@@ -1,6 +1,6 @@
 import type { AnySessionEvent } from '@deepseek-ai/dsh-session'
 import type { Sql, Tables } from './database'
-import { databaseError } from './errors'
+import { PostgresPersistenceError, databaseError } from './errors'
 
 /** Options of `watch`. */
 export interface WatchOptions {
@@ -36,9 +36,17 @@ export async function* watchSession(
   ready: Promise<unknown> = Promise.resolve(),
 ): AsyncGenerator<AnySessionEvent, void, undefined> {
   const { signal } = options
+  let next = options.fromSeq ?? 0
+  // A seq the rows can never equal (-1, 1.5, "2") would make the watch read forever and yield nothing.
+  if (!Number.isSafeInteger(next) || next < 0) {
+    throw new PostgresPersistenceError(
+      'INVALID_ARGUMENT',
+      `watch() of session "${id}": fromSeq ${JSON.stringify(next)} is not a seq; give a whole number from 0 (the first event to deliver).`,
+      { id },
+    )
+  }
   // The tables exist once the migration is done (it rejects, typed, when it failed).
   await ready
-  let next = options.fromSeq ?? 0
   let due = true
   let wake: (() => void) | undefined
   const poke = () => {

@@ -240,6 +240,31 @@ describe('watching (R-PG-3)', () => {
   })
 })
 
+describe('watching: a fromSeq it cannot follow', () => {
+  it('is refused with INVALID_ARGUMENT, instead of a watch that never yields', async ({ skip }) => {
+    const { ctx, backend } = await setup(skip)
+    const session = ctx.sessions.prepare(SessionId('watched'))
+    ctx.sessions.enter(session)
+    trickyTurn(session, 1)
+    await ctx.sessions.flush(session)
+    const outcomes: unknown[] = []
+    // -1 (a "last seen" passed as the next), 1.5, and "2" (a query-string value): each read rows but matched none.
+    for (const fromSeq of [-1, 1.5, '2' as unknown as number]) {
+      const abort = new AbortController()
+      const first = backend.watch(session.id, { fromSeq, signal: abort.signal }).next()
+      // Refused at once; a watch that took it would only end here, having yielded nothing (its rows never match).
+      abort.abort()
+      outcomes.push(await first.then((step) => ({ step }), (error: { code?: unknown; message?: unknown }) => ({ code: error.code, message: error.message })))
+    }
+    expect(outcomes).toEqual(
+      ['-1', '1.5', '"2"'].map((shown) => ({
+        code: 'INVALID_ARGUMENT',
+        message: `watch() of session "watched": fromSeq ${shown} is not a seq; give a whole number from 0 (the first event to deliver).`,
+      })),
+    )
+  })
+})
+
 describe('shutdown', () => {
   it('disposing the plugin ends a watch that waits for events', async ({ skip }) => {
     const url = pgUrl(skip)
