@@ -31,7 +31,7 @@ export interface JsonlErrorCodeMap {
   PERMISSION_DENIED: true
   /** Something other than a regular file (a directory, a device, a FIFO) is where a session or lock file should be (`EISDIR`). */
   NOT_A_FILE: true
-  /** The session directory, or one of its parents, is not a directory (`ENOTDIR`, or a file where the directory should be). */
+  /** The session directory, or one of its parents, is not a directory (`ENOTDIR`, or a file where the directory should be), or the configured directory is empty. */
   NOT_A_DIRECTORY: true
   /** Writing or syncing failed for another reason (an I/O error, …), the file was deleted while it was written, or an event could not be serialized; nothing after the last successful flush is durable. */
   WRITE_FAILED: true

@@ -58,13 +58,15 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
   private readonly files: SessionFiles
 
   constructor(ctx: Context, config: JsonlSessionPersistence.Config) {
+    // Checked before the service is registered: a refused configuration provides nothing.
+    const directory = resolveDirectory(config.directory)
     super(ctx, 'sessionPersistence')
     const logger = ctx.logger('session-jsonl')
     // `ctx.sessions` is optional (the backend also works on its own), so it is looked up, not injected.
     const sessions = () => ctx.get('sessions')
     const warn = (error: unknown) => logger.warn(error)
     const files = (this.files = new SessionFiles({
-      directory: resolveDirectory(config.directory),
+      directory,
       flushIntervalMs: config.flushIntervalMs ?? 100,
       types: eventTypeCatalog((type) => sessions()?.typeInfo(type)?.type),
       isLive: (id) => sessions()?.get(id) !== undefined,

@@ -29,8 +29,19 @@ export function assertSafeSessionId(id: unknown): asserts id is string {
   )
 }
 
-/** Expands a leading `~` to the home directory and makes the path absolute. */
+/**
+ * Expands a leading `~` to the home directory and makes the path absolute.
+ * Throws `NOT_A_DIRECTORY` for an empty (or blank) path: resolved, it would
+ * be the working directory, and sessions (whatever the user and the model
+ * wrote) would land in the project being worked on.
+ */
 export function resolveDirectory(directory: string): string {
+  if (typeof directory !== 'string' || directory.trim() === '') {
+    throw new JsonlPersistenceError(
+      'NOT_A_DIRECTORY',
+      `The session directory is empty (directory: ${JSON.stringify(directory)}); configure where session files live, e.g. "~/.dsh/sessions". An empty path would put them in the working directory (${process.cwd()}).`,
+    )
+  }
   if (directory === '~') return homedir()
   if (directory.startsWith('~/') || directory.startsWith('~\\')) return join(homedir(), directory.slice(2))
   return resolve(directory)

@@ -37,6 +37,22 @@ describe('config', () => {
     expect((other.sessionPersistence as JsonlSessionPersistence).directory).toBe(join(process.cwd(), 'rel/dir'))
   })
 
+  it('refuses an empty or blank directory with NOT_A_DIRECTORY and provides nothing (resolved, it is the working directory: sessions would land in the project)', async () => {
+    for (const directory of ['', '  ']) {
+      const root = new Context()
+      const error = await Promise.resolve(root.plugin(JsonlSessionPersistence, { directory })).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      )
+      expect(error).toBeInstanceOf(JsonlPersistenceError)
+      expect(error).toMatchObject({
+        code: 'NOT_A_DIRECTORY',
+        message: `The session directory is empty (directory: ${JSON.stringify(directory)}); configure where session files live, e.g. "~/.dsh/sessions". An empty path would put them in the working directory (${process.cwd()}).`,
+      })
+      expect(root.get('sessionPersistence')).toBeUndefined()
+    }
+  })
+
   it('creates a missing directory (and its parents) on first write', async () => {
     const dir = join(tempDir(), 'a', 'b')
     const { backend } = await mount(dir)
