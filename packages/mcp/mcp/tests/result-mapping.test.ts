@@ -59,6 +59,8 @@ describe('results map to content blocks, isError to an error result (R-MCP-2)', 
       { type: 'text', text: `[image: image/svg+xml, shown as its source]\n${svg}` },
       { type: 'text', text: '[image: image/bmp image of 2.9 KB not shown: the model reads PNG, JPEG, GIF and WebP images]' },
       { type: 'text', text: `[resource chart://1: image/svg+xml, shown as its source]\n${svg}` },
+      // A JPEG labelled PNG goes as what its bytes are (Anthropic refuses a label that does not match them).
+      { type: 'image', mediaType: 'image/jpeg', data: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(60)]).toString('base64') },
     ])
   })
 
