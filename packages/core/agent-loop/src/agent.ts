@@ -71,6 +71,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
   private idleWaiters: Array<() => void> = []
   /** From a terminal stop until its turn's flush: steering admitted meanwhile is discarded. */
   private terminalWindow = false
+  /** The turn a `cancel()` call is cancelling, while that call runs (its notifications may call `cancel()` again). */
+  private cancelling: TurnState | undefined = undefined
 
   constructor(
     readonly env: LoopEnvironment,
@@ -356,18 +358,25 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     }
     const turn = this.openTurn
     // Once the teardown began, dispose is the open turn's end (it wins the classification): a cancel from a listener
-    // of its discard, before it aborts the turn, is not announced as an effective one.
-    if (!turn || turn.holder.aborted || this.disposing) return
-    if (cause.kind === 'user' || cause.kind === 'parent') this.events.emit('agent/cancel-requested', cause)
-    if (!options.keepInbox) {
-      try {
-        this.inboxState.discardAll()
-      } catch (error) {
-        // The log refused the discard: the agent failed and the turn is aborted already; cancel never throws for it.
-        if (error !== this.failed.error) throw error
+    // of its discard, before it aborts the turn, is not announced as an effective one. Nor is a cancel from a listener
+    // of this cancel's own notifications (agent/cancel-requested, agent/inbox/discard): the first cancel of a turn is
+    // the effective one (its cause and keepInbox stand), and a listener that cancels again cannot recurse.
+    if (!turn || turn.holder.aborted || this.disposing || this.cancelling === turn) return
+    this.cancelling = turn
+    try {
+      if (cause.kind === 'user' || cause.kind === 'parent') this.events.emit('agent/cancel-requested', cause)
+      if (!options.keepInbox) {
+        try {
+          this.inboxState.discardAll()
+        } catch (error) {
+          // The log refused the discard: the agent failed and the turn is aborted already; cancel never throws for it.
+          if (error !== this.failed.error) throw error
+        }
       }
+      turn.holder.abort(cause)
+    } finally {
+      this.cancelling = undefined
     }
-    turn.holder.abort(cause)
   }
 
   private isIdle(): boolean {

@@ -181,9 +181,16 @@ class Cancel implements fc.Command<ProgramModel, World> {
     const open = driverTurn(world)
     const before = world.session.events.length
     const inbox = world.agent.inbox
-    const effective = open !== undefined && !world.aborts.some((abort) => abort.turn === open.turn)
+    // A cancel made while another cancel of the turn is under way (from a listener of its agent/cancel-requested or
+    // agent/inbox/discard) is not the effective one: the turn is being cancelled already.
+    const effective = open !== undefined && !world.aborts.some((abort) => abort.turn === open.turn) && !world.cancelling.includes(open.turn)
     const reactionsBefore = world.reactionsRun
-    world.agent.cancel(this.cause, { keepInbox: this.keepInbox })
+    if (open) world.cancelling.push(open.turn)
+    try {
+      world.agent.cancel(this.cause, { keepInbox: this.keepInbox })
+    } finally {
+      if (open) world.cancelling.splice(world.cancelling.lastIndexOf(open.turn), 1)
+    }
     if (open) world.aborts.push({ by: 'cancel', turn: open.turn, effective, cause: this.cause.kind, keepInbox: this.keepInbox })
     // A reaction armed on the cancel's own notifications (agent/cancel-requested, agent/inbox/discard) ran inside it and
     // may have admitted, cancelled or disposed: what the cancel itself appended is then the global invariants' to judge.

@@ -201,7 +201,8 @@ describe('regressions found by the property tests', () => {
     })
     const entered = deferred<void>()
     const held = deferred<void>()
-    root.on('agent/pre-step', async () => {
+    root.on('agent/pre-step', async (_agent, turn) => {
+      if (turn !== 1) return
       entered.resolve()
       await held.promise
     })
@@ -219,6 +220,48 @@ describe('regressions found by the property tests', () => {
       'turn/start 1 prompt',
       'inbox/discard ×1',
       'turn/end 1 aborted',
+    ])
+  })
+  // Found by "cancels inside tool rounds…" with on(agent/cancel-requested, cancel(…)): the nested cancel announced
+  // itself as a second effective cancel of the same turn.
+  it('a cancel from a listener of agent/cancel-requested is not announced again: one turn, one cancel (R-CAN-2)', async () => {
+    const { agent, root } = await spine({ model: { script: ['never said'] } })
+    const a = await agent()
+    const heard: string[] = []
+    root.on('agent/cancel-requested', (_agent, cause) => {
+      heard.push(`cancel-requested ${cause.kind}`)
+      a.cancel({ kind: 'parent' })
+    })
+    const entered = deferred<void>()
+    const held = deferred<void>()
+    root.on('agent/pre-step', async (_agent, turn) => {
+      if (turn !== 1) return
+      entered.resolve()
+      await held.promise
+    })
+    a.followup('first')
+    a.followup('second')
+    await entered.promise
+    a.cancel({ kind: 'user' }, { keepInbox: true })
+    held.resolve()
+    await a.whenIdle()
+    expect(heard).toEqual(['cancel-requested user'])
+    // The first cancel's keepInbox stands: the queued item was kept, and the woken drain runs it next.
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "first"',
+      'inbox/enqueue next-turn "second"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'turn/end 1 aborted',
+      'inbox/dequeue',
+      'turn/start 2 prompt',
+      'step/start 2.1',
+      'user/message "second"',
+      'request/header initial scripted/test-model',
+      'assistant/chunk ×4',
+      'assistant/message "never said" stop',
+      'step/end 2.1',
+      'turn/end 2 completed',
     ])
   })
 })

@@ -143,6 +143,8 @@ export interface World {
   dispose: Promise<void> | undefined
   /** `dispose()` was called (set before the call: admissions from inside it must throw `DISPOSED`). */
   disposeStarted: boolean
+  /** The turns a `cancel()` call is under way for (a reaction inside it may cancel again). */
+  readonly cancelling: number[]
   /** How many armed reactions have run so far. */
   reactionsRun: number
   disposeSettled: boolean
@@ -493,6 +495,7 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     stopped: [],
     dispose: undefined,
     disposeStarted: false,
+    cancelling: [],
     reactionsRun: 0,
     disposeSettled: false,
     logLengthAtDispose: undefined,
