@@ -232,6 +232,8 @@ class RunContext implements ToolRunContext {
 /** Where `dispatchCall` gets the subject filter of `tools/execute`, only when a listener is heard. */
 export interface SubjectFilters {
   filter(agent: ToolInvocation['agent']): SubjectFilter
+  /** Told of a wrapper that failed after the body had returned (the call keeps the body's result). */
+  reportListenerError(event: string, error: unknown): void
 }
 
 /**
@@ -265,7 +267,7 @@ export function dispatchCall(
   run: CallRun,
   timeoutMs: number | undefined,
 ): ToolOutput | Promise<ToolOutput> {
-  if (heard(events, 'tools/execute')) return dispatchWrapped(events, filters.filter(invocation.agent), invocation, run, timeoutMs)
+  if (heard(events, 'tools/execute')) return dispatchWrapped(events, filters, invocation, run, timeoutMs)
   // Unwrapped: no replacement signal, and the body is the only thing to wait for.
   const caller = invocation.signal
   let output: ToolOutput | Promise<ToolOutput>
@@ -288,11 +290,12 @@ function classified(output: Promise<ToolOutput>, caller: AbortSignal, run: CallR
 /** `dispatchCall` with `tools/execute` listeners: the body runs inside their waterfall. */
 async function dispatchWrapped(
   events: RawEvents,
-  filter: SubjectFilter,
+  filters: SubjectFilters,
   invocation: ToolInvocation,
   run: CallRun,
   timeoutMs: number | undefined,
 ): Promise<ToolOutput> {
+  const filter = filters.filter(invocation.agent)
   const caller = invocation.signal
   let replacement = caller
   const dispatch: ToolDispatch = {
@@ -309,6 +312,8 @@ async function dispatchWrapped(
     },
   }
   let body: Promise<ToolOutput> | undefined
+  /** The body's output once it returned: what the call reports even when a wrapper fails after that. */
+  let returned: { output: ToolOutput } | undefined
   const inner = (): Promise<ToolOutput> => {
     try {
       body = Promise.resolve(run.start(invocation, caller, replacement, timeoutMs))
@@ -316,12 +321,21 @@ async function dispatchWrapped(
       body = Promise.reject(error)
     }
     // Handled here so a wrapper that does not await next() leaves no unhandled rejection; awaited below.
-    body.catch(() => {})
+    body.then(
+      (output) => void (returned = { output }),
+      () => {},
+    )
     return body
   }
   try {
     await events.waterfall(filter, 'tools/execute', dispatch, inner)
   } catch (error) {
+    // The body ran and returned before the wrapper failed (a metrics call after next(), a second next()):
+    // its side effect happened, so the model gets its result, as for a body that outlived an abort.
+    if (returned !== undefined && !run.timedOut()) {
+      filters.reportListenerError('tools/execute', error)
+      return returned.output
+    }
     throw runFailure(error, caller, run.timedOut(), run.started)
   }
   if (!body) {

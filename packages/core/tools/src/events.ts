@@ -55,8 +55,11 @@ declare module 'cordis' {
      * before calling `next()`; the body still sees an abort of the caller's
      * signal. The wrappers' return values are ignored: the result is the
      * body's. A wrapper that returns without calling `next()` fails the call
-     * (`TOOL_ERROR`); a throw becomes an error result (`TIMEOUT` for an error
-     * named `TimeoutError` or a `ToolError` with that code).
+     * (`TOOL_ERROR`); a throw before the body returned becomes an error result
+     * (`TIMEOUT` for an error named `TimeoutError` or a `ToolError` with that
+     * code). A throw after the body returned (a second `next()` included) is
+     * reported as a listener failure and the call keeps the body's result: its
+     * side effect happened. `next()` runs the body once.
      * @mode waterfall
      */
     'tools/execute'(dispatch: ToolDispatch, next: () => Promise<ToolOutput>): Awaitable<ToolOutput>
