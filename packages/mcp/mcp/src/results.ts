@@ -2,6 +2,7 @@ import type { ContentBlock, TextBlock } from '@deepseek-ai/dsh-llm'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { callError } from './errors'
 import type { Redactor } from './redact'
+import { wellFormed } from './well-formed'
 
 /** How much of one result reaches the model. */
 export interface ResultLimits {
@@ -19,7 +20,8 @@ type McpContent = CallToolResult['content'][number]
  * text under a `[resource <uri>]` line, an embedded image resource an image,
  * other binary resources, audio and resource links a line that names them;
  * a result with no content but `structuredContent` becomes that JSON as
- * text. Every text passes the server's redactor first; then text is capped
+ * text. Every text is made well-formed (no lone surrogate) and passes the
+ * server's redactor first; then text is capped
  * at `maxOutputChars` over the whole result, the notes of what was cut
  * included (over the cap, adjacent text blocks are joined and each long run
  * keeps its head and tail around a note), images at `maxImageBytes`.
@@ -33,6 +35,10 @@ export function toToolOutput(result: CallToolResult, limits: ResultLimits, redac
   for (const item of content) blocks.push(...mapContent(item, limits))
   if (blocks.length === 0 && result.structuredContent !== undefined) {
     blocks.push({ type: 'text', text: JSON.stringify(result.structuredContent) })
+  }
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i]!
+    if (block.type === 'text') blocks[i] = { type: 'text', text: wellFormed(block.text) }
   }
   // Redacted before the cut: a cut inside a secret would leave its two pieces, which no longer match it.
   if (!redactor.empty) {

@@ -5,6 +5,7 @@ import type { ServerConnection } from './connection'
 import { assignToolNames, type ToolKey } from './names'
 import type { Redactor } from './redact'
 import { toToolOutput, type ResultLimits } from './results'
+import { wellFormed } from './well-formed'
 
 /** How the tool definitions are made. */
 export interface ToolSetOptions extends ResultLimits {
@@ -65,7 +66,7 @@ export class ToolFactory {
     const toolName = tool.name
     const definition: ToolDefinition = {
       name,
-      description: redactor.redact(describe(tool, connection.name, options.maxDescriptionChars)),
+      description: wellFormed(redactor.redact(describe(tool, connection.name, options.maxDescriptionChars))),
       parameters: inputSchema(tool, redactor),
       effect: readOnly ? 'read' : 'execute',
       ...(readOnly ? { isConcurrencySafe: () => true } : {}),
@@ -92,13 +93,13 @@ function describe(tool: Tool, server: string, max: number): string {
 
 /**
  * The server's input schema as the model receives it: without `$schema`,
- * always an object with `properties`, and redacted like the description (a
+ * always an object with `properties`, well-formed and redacted like the description (a
  * server may quote what it was configured with, such as a connection string
  * from `env`, in a property's description or default, and the schemas are
  * part of every request and of the log's `request/header`).
  */
 function inputSchema(tool: Tool, redactor: Redactor): JsonSchema {
-  const { $schema: _ignored, ...schema } = redactStrings((tool.inputSchema ?? {}) as Record<string, unknown>, redactor) as Record<string, unknown>
+  const { $schema: _ignored, ...schema } = safeStrings((tool.inputSchema ?? {}) as Record<string, unknown>, redactor) as Record<string, unknown>
   if (schema.type === undefined) schema.type = 'object'
   if (schema.properties === undefined) schema.properties = {}
   flattenTopLevel(schema)
@@ -171,12 +172,12 @@ function fillArrayItems(node: unknown): void {
   for (const [key, value] of Object.entries(schema)) if (!VALUE_KEYWORDS.has(key)) fillArrayItems(value)
 }
 
-/** A copy of a JSON value with every string in it (object keys included) redacted. */
-function redactStrings(value: unknown, redactor: Redactor): unknown {
-  if (typeof value === 'string') return redactor.redact(value)
-  if (Array.isArray(value)) return value.map((item) => redactStrings(item, redactor))
+/** A copy of a JSON value with every string in it (object keys included) redacted and made well-formed. */
+function safeStrings(value: unknown, redactor: Redactor): unknown {
+  if (typeof value === 'string') return wellFormed(redactor.redact(value))
+  if (Array.isArray(value)) return value.map((item) => safeStrings(item, redactor))
   if (value === null || typeof value !== 'object') return value
   const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) out[redactor.redact(key)] = redactStrings(item, redactor)
+  for (const [key, item] of Object.entries(value)) out[wellFormed(redactor.redact(key))] = safeStrings(item, redactor)
   return out
 }

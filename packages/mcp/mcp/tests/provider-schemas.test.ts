@@ -43,4 +43,13 @@ describe('input schemas every provider accepts', () => {
     expect(parameters('mcp__loose__merge')).toEqual({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } }, required: ['a', 'b'] })
     expect(JSON.parse(resultText(await execute(kit, agent, 'mcp__loose__pick', { id: 3 })))).toEqual({ id: 3 })
   })
+
+  it('text cut inside a character by the server (a lone surrogate: strict provider JSON parsers refuse it) is made well-formed', async () => {
+    const kit = await mcpSpine({ servers: { loose: server } })
+    await connected(kit, 'loose')
+    const agent = await kit.agent()
+    const schema = kit.root.tools.schemas(agent).find((entry) => entry.name === 'mcp__loose__cut')
+    expect(schema).toMatchObject({ description: 'Cuts text \uFFFD', parameters: { properties: { text: { description: 'The text \uFFFD' } } } })
+    expect(resultText(await execute(kit, agent, 'mcp__loose__cut', {}))).toBe('😀😀\uFFFD\n\uFFFDend')
+  })
 })
