@@ -418,6 +418,14 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
         new AgentError('WOULD_DEADLOCK', `runMaintenance() was called from inside a turn of agent ${this.id}: it would wait for that turn, which waits for it`),
       )
     }
+    if (this.maintenance.calledFromRunning) {
+      return Promise.reject(
+        new AgentError(
+          'WOULD_DEADLOCK',
+          `runMaintenance() was called from inside a maintenance task of agent ${this.id}: it would wait for that task, which waits for it (do the work in the task itself)`,
+        ),
+      )
+    }
     const done = this.maintenance.enqueue(task)
     this.kick()
     return done

@@ -1,3 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+
+/** The maintenance task whose code is running (an async context of its own per task). */
+const runningTask = new AsyncLocalStorage<MaintenanceTask>()
+
 /** A task handed to `runMaintenance`, with its caller's promise. */
 interface MaintenanceTask {
   run: (signal: AbortSignal) => Promise<unknown>
@@ -18,6 +23,8 @@ export class MaintenanceQueue {
   private readonly queue: MaintenanceTask[] = []
   /** The running task's controller: set exactly while a task runs. */
   private controller: AbortController | undefined
+  /** The running task, while it runs. */
+  private current: MaintenanceTask | undefined
 
   /** Whether a task waits to run. */
   get pending(): boolean {
@@ -27,6 +34,15 @@ export class MaintenanceQueue {
   /** Whether a task is running. */
   get running(): boolean {
     return this.controller !== undefined
+  }
+
+  /**
+   * Whether the calling code runs inside the task that is running now (its
+   * own async context): a task it queued would wait for that task, which
+   * waits for it.
+   */
+  get calledFromRunning(): boolean {
+    return this.current !== undefined && runningTask.getStore() === this.current
   }
 
   /** Queues `task`; the promise settles with its outcome. The caller then wakes the drain. */
@@ -49,12 +65,15 @@ export class MaintenanceQueue {
   async run(task: MaintenanceTask, settled: () => void): Promise<void> {
     const controller = new AbortController()
     this.controller = controller
+    this.current = task
     try {
-      task.resolve(await task.run(controller.signal))
+      // Run in the task's own async context, so that `calledFromRunning` recognises the task's code.
+      task.resolve(await runningTask.run(task, task.run, controller.signal))
     } catch (error) {
       task.reject(error)
     } finally {
       this.controller = undefined
+      this.current = undefined
       settled()
     }
   }

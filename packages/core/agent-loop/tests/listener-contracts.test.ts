@@ -107,6 +107,21 @@ describe('listener contracts: a malformed decision fails the turn, a deadlock is
     expect(trace(a.session).slice(-2)).toEqual(['turn/start 1 prompt', 'turn/end 1 aborted'])
   })
 
+  it('runMaintenance from inside the agent’s own running maintenance task rejects WOULD_DEADLOCK instead of freezing the agent', async () => {
+    const { agent } = await spine({ model: { script: ['answered'] } })
+    const a = await agent()
+    // A plugin helper that wraps itself in runMaintenance, called from another such helper.
+    const outer = a.runMaintenance(async () => {
+      const inner = await a.runMaintenance(async () => 'inner ran').catch((error: { code?: string }) => error.code)
+      return `outer saw ${inner}`
+    })
+    await expect(outer).resolves.toBe('outer saw WOULD_DEADLOCK')
+    // The agent still takes work.
+    a.followup('go')
+    await a.whenIdle()
+    expect(trace(a.session).at(-1)).toBe('turn/end 1 completed')
+  })
+
   it('runMaintenance from inside the agent’s own turn rejects WOULD_DEADLOCK instead of hanging', async () => {
     const { agent, root } = await spine({ model: { script: ['x'] } })
     const a = await agent()

@@ -101,8 +101,8 @@ export interface Agent {
    * Runs `task` exclusively with turns: it starts once no turn is open, and no
    * turn opens (injections wait too) until it settles. Its signal aborts only
    * on dispose; `cancel()` does not stop it. Called from inside this agent's
-   * own turn (a tool, a checkpoint listener) it would wait for itself: it
-   * rejects with `WOULD_DEADLOCK` instead.
+   * own turn (a tool, a checkpoint listener) or its own running maintenance
+   * task it would wait for itself: it rejects with `WOULD_DEADLOCK` instead.
    */
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T>): Promise<T>
   /**
