@@ -66,7 +66,7 @@ export class ToolFactory {
     const toolName = tool.name
     const definition: ToolDefinition = {
       name,
-      description: wellFormed(redactor.redact(describe(tool, connection.name, options.maxDescriptionChars))),
+      description: describe(tool, connection.name, options.maxDescriptionChars, redactor),
       parameters: inputSchema(tool, redactor),
       effect: readOnly ? 'read' : 'execute',
       ...(readOnly ? { isConcurrencySafe: () => true } : {}),
@@ -82,8 +82,9 @@ export class ToolFactory {
   }
 }
 
-function describe(tool: Tool, server: string, max: number): string {
-  const text = (tool.description ?? '').trim() || (tool.title ?? '').trim() || `The ${tool.name} tool of the MCP server "${server}".`
+/** The description the model reads: well-formed, redacted, then cut (a cut inside a secret would leave its pieces). */
+function describe(tool: Tool, server: string, max: number, redactor: Redactor): string {
+  const text = wellFormed(redactor.redact((tool.description ?? '').trim() || (tool.title ?? '').trim() || `The ${tool.name} tool of the MCP server "${server}".`))
   if (text.length <= max) return text
   let end = max - 1
   const code = text.charCodeAt(end - 1)

@@ -63,6 +63,21 @@ describe('secrets in env and headers never reach the log, an error or the status
     expect(JSON.stringify(kit.model.requests)).not.toContain(SECRET)
   })
 
+  it('a description cut to maxDescriptionChars never leaves a piece of a secret', async () => {
+    const url = `postgres://app:${SECRET}@db.internal:5432/main`
+    const kit = await mcpSpine({
+      environment: { DSH_TEST_DB: url },
+      maxDescriptionChars: 40,
+      servers: { db: { command: process.execPath, args: [fileURLToPath(new URL('./fixtures/env-schema-server.mjs', import.meta.url))], env: { DB_URL: '${DSH_TEST_DB}' } } },
+    })
+    await connected(kit, 'db')
+    const agent = await kit.agent()
+    const description = kit.root.tools.schemas(agent).find((entry) => entry.name === 'mcp__db__query')!.description
+    // The cut falls inside the secret in the server's text; redacted first, it falls after it.
+    expect(description).toBe('Runs SQL on postgres://[redacted]@db.in…')
+    for (let i = 0; i + 6 <= SECRET.length; i++) expect(description).not.toContain(SECRET.slice(i, i + 6))
+  })
+
   it("a server that prints its env to stderr: the status shows the tail with the secret redacted", async () => {
     const kit = await mcpSpine({
       environment: { DSH_TEST_KEY: SECRET },
