@@ -17,7 +17,7 @@ export interface JsonlErrorCodeMap {
   SESSION_LOCKED: true
   /** A fresh session would overwrite a session file that already exists. */
   SESSION_EXISTS: true
-  /** The file changed on disk between `load()` and the session going live. */
+  /** The file changed on disk between `load()` and the session going live, or while it was written (another program wrote to it or truncated it). */
   SESSION_CHANGED: true
   /** `delete()` of a session that is live in this process. */
   SESSION_LIVE: true

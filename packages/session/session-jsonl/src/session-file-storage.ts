@@ -17,6 +17,8 @@ export interface SessionFileStorageOptions {
    * complete line reached the file removes the file.
    */
   creates: boolean
+  /** The file's size when the writer opened it (0 for a new file): what it holds before this writer's bytes. */
+  size: number
 }
 
 const NEWLINE = 0x0a
@@ -41,10 +43,13 @@ export class SessionFileStorage implements WriteBehindStorage<QueuedBatch> {
   private directoryPending: boolean
   /** Whether the file holds (or held) a complete line: always for a file continued, after a first write for a new one. */
   private lineWritten: boolean
+  /** The size the file has when nobody else touched it: its size at open plus every byte this storage wrote. */
+  private size: number
 
   constructor(private readonly options: SessionFileStorageOptions) {
     this.directoryPending = options.creates
     this.lineWritten = !options.creates
+    this.size = options.size
   }
 
   async write(batch: QueuedBatch): Promise<void> {
@@ -60,9 +65,11 @@ export class SessionFileStorage implements WriteBehindStorage<QueuedBatch> {
         }
       }
     } catch (error) {
+      this.size += written
       if (!this.lineWritten && this.handle !== undefined && !reachesNewline(batch.blocks, written)) await this.remove()
       throw error
     }
+    this.size += written
     this.lineWritten = true
   }
 
@@ -71,12 +78,22 @@ export class SessionFileStorage implements WriteBehindStorage<QueuedBatch> {
     if (handle) {
       await handle.datasync()
       // Written through a handle to a file someone deleted (rm, a cleaner of old files), the bytes
-      // are in no file: a flush must not report them durable. One fstat per sync that had writes.
-      if ((await handle.stat()).nlink === 0) {
-        const { file, id } = this.options
+      // are in no file: a flush must not report them durable. A size other than what this writer
+      // put there means another program wrote to the file or truncated it (the lock is advisory):
+      // the log is no longer this writer's alone. One fstat per sync that had writes.
+      const stats = await handle.stat()
+      const { file, id } = this.options
+      if (stats.nlink === 0) {
         throw new JsonlPersistenceError(
           'WRITE_FAILED',
           `Session file ${file} was deleted while session "${id}" was being written: what was written to it since is in no file, and every later flush of this session fails. Load the session again to see what is on disk (nothing, unless the file was restored).`,
+          { file },
+        )
+      }
+      if (stats.size !== this.size) {
+        throw new JsonlPersistenceError(
+          'SESSION_CHANGED',
+          `Session file ${file} changed on disk while session "${id}" was being written: it has ${stats.size} bytes where this writer put ${this.size} (another program wrote to it, or truncated it). Every later flush of this session fails; look at the file, then load the session again.`,
           { file },
         )
       }

@@ -54,7 +54,7 @@ export class SessionWriter implements LiveWriter {
   constructor(private readonly options: SessionWriterOptions) {
     this.size = options.size
     const { id, file } = options
-    const storage = new SessionFileStorage({ id, file, lock: options.lock, creates: options.creates })
+    const storage = new SessionFileStorage({ id, file, lock: options.lock, creates: options.creates, size: options.size })
     this.behind = new WriteBehind({
       queue: this.queue,
       storage,

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
@@ -333,6 +333,29 @@ describe('failures only injection can time', () => {
     )
     expect(warnings).toEqual([error])
     expect(await rejection(persistence.flush(sid('gone')))).toBe(error)
+  })
+
+  it('a session file another program wrote to or truncated while it is written fails the next flush with SESSION_CHANGED (two writers, caught)', async () => {
+    for (const meddle of ['append', 'truncate'] as const) {
+      const dir = tempDir()
+      const { ctx, persistence } = await app(dir)
+      const session = ctx.sessions.create(sid('shared'))
+      turn(session, 1)
+      await ctx.sessions.flush(session)
+      const file = join(dir, 'shared.jsonl')
+      const size = statSync(file).size
+      if (meddle === 'append') appendFileSync(file, '{"type":"turn/start","seq":99,"time":1,"data":{"turn":9,"trigger":{"kind":"prompt"}}}\n')
+      else truncateSync(file, 0)
+      const foreign = statSync(file).size
+      turn(session, 2)
+      const error = await rejection(ctx.sessions.flush(session))
+      expect({ code: error.code, file: error.file }).toEqual({ code: 'SESSION_CHANGED', file })
+      const expected = size + (statSync(file).size - foreign)
+      expect(error.message).toBe(
+        `Session file ${file} changed on disk while session "shared" was being written: it has ${statSync(file).size} bytes where this writer put ${expected} (another program wrote to it, or truncated it). Every later flush of this session fails; look at the file, then load the session again.`,
+      )
+      expect(await rejection(persistence.flush(sid('shared')))).toBe(error)
+    }
   })
 
   it('a first write cut short before its first newline removes the file it created (issue 16)', async () => {
