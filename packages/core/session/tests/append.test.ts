@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Context } from 'cordis'
 import { scoped } from '@deepseek-ai/dsh-scope'
-import { SessionError, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
+import { SessionError, SessionId, jsonDataProblem, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import { captureLogs, expectRefused, openTurn, setup, typesOf, user } from './helpers'
 
 declare module '@deepseek-ai/dsh-session' {
@@ -167,6 +167,25 @@ describe('lossless JSON (INVALID_EVENT names the path; the log and the data are 
     expect(error.message).toContain(`test/blob ${path} ${reason}`)
     expect(error.path).toBe(path)
     if (typeof value === 'object' && value !== null) expect(Object.isFrozen(value)).toBe(false)
+  })
+
+  it.each(cases)('jsonDataProblem says what append would about %s, in the same words, and freezes nothing', async (_name, value, path, reason) => {
+    const root = await setup()
+    root.sessions.registerType('test/blob')
+    const session = root.sessions.create(SessionId('s'))
+    const said = jsonDataProblem({ value }, 'data')
+    expect(said).toBe(`${path} ${expectRefused(session, 'test/blob', { value }, 'INVALID_EVENT').message.split(`test/blob ${path} `)[1]}`)
+    expect(said).toContain(`${path} ${reason}`)
+    if (typeof value === 'object' && value !== null) expect(Object.isFrozen(value)).toBe(false)
+  })
+
+  it('jsonDataProblem accepts what append accepts, without freezing it', () => {
+    const shared = { k: 1 }
+    const value = { a: shared, b: [shared, null, [[true]], -0, 'x'], bare: Object.assign(Object.create(null) as Record<string, unknown>, { x: 'y' }) }
+    expect(jsonDataProblem(value)).toBeUndefined()
+    expect(jsonDataProblem([{ type: 'text', text: 'ok' }], 'output')).toBeUndefined()
+    expect(Object.isFrozen(value) || Object.isFrozen(shared)).toBe(false)
+    expect(jsonDataProblem([{ type: 'text', text: 1n }], 'output')).toBe('output[0].text is a bigint, which JSON cannot represent (use a number or a string)')
   })
 
   it('refuses data that is not a plain object', async () => {

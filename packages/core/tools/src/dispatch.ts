@@ -1,9 +1,8 @@
 import { contentProblem, deepFreeze, type ContentBlock } from '@deepseek-ai/dsh-llm'
-import type { ContextRecord } from '@deepseek-ai/dsh-session'
+import { jsonDataProblem, type ContextRecord } from '@deepseek-ai/dsh-session'
 import { heard, type RawEvents, type SubjectFilter } from '@deepseek-ai/dsh-scope'
 import { LinkedAbort, abortedBeforeDispatch, isTimeout } from './cancellation'
 import { ToolError, isToolError } from './errors'
-import { jsonProblem } from './json-problem'
 import { messageOf } from './results'
 import type { DeferredContext, ToolDispatch, ToolInvocation, ToolOutput, ToolRunContext } from './types'
 
@@ -77,8 +76,8 @@ export class CallRun {
     const problem = contentProblem(content, 'context.content')
     if (problem !== undefined) throw new ToolError('INVALID_CONTEXT', `deferContext(): ${problem}`)
     // What the session log would refuse (and stop the agent for) is refused here, to the body.
-    const lossy = typeof context.content === 'string' ? undefined : jsonProblem(content)
-    if (lossy !== undefined) throw new ToolError('INVALID_CONTEXT', `deferContext(): context.content${lossy}`)
+    const lossy = typeof context.content === 'string' ? undefined : jsonDataProblem(content, 'context.content')
+    if (lossy !== undefined) throw new ToolError('INVALID_CONTEXT', `deferContext(): ${lossy}`)
     const record = deepFreeze({ label: context.label, content: structuredClone(content) })
     if (this.contexts === NO_CONTEXTS) this.contexts = [record]
     else (this.contexts as ContextRecord[]).push(record)

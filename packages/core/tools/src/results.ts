@@ -1,7 +1,6 @@
 import { contentProblem, createToolResultMessage, deepFreeze, type CallId, type ContentBlock } from '@deepseek-ai/dsh-llm'
-import type { ContextRecord } from '@deepseek-ai/dsh-session'
+import { jsonDataProblem, type ContextRecord } from '@deepseek-ai/dsh-session'
 import { ToolError, type ToolErrorCode } from './errors'
-import { jsonProblem } from './json-problem'
 import type { ToolCallResult, ToolOutput } from './types'
 
 const frozenNone: readonly ContextRecord[] = Object.freeze([])
@@ -63,8 +62,8 @@ export function contentOf(output: unknown, what: string): readonly ContentBlock[
     throw new ToolError('TOOL_ERROR', Array.isArray(output) ? `malformed tool output: ${problem}` : `${what} must be a string or content blocks`)
   }
   // Well-formed blocks can still hold what the session log refuses (which would stop the agent): this call fails instead.
-  const lossy = jsonProblem(output)
-  if (lossy !== undefined) throw new ToolError('TOOL_ERROR', `malformed tool output: ${what}${lossy}`)
+  const lossy = jsonDataProblem(output, what)
+  if (lossy !== undefined) throw new ToolError('TOOL_ERROR', `malformed tool output: ${lossy}`)
   return [...(output as ContentBlock[])]
 }
 

@@ -150,3 +150,17 @@ export function formatPath(root: string, path: readonly (string | number)[]): st
   }
   return out
 }
+
+/**
+ * What in `value` the session log would refuse as event data, as a sentence
+ * starting with `root` and the path (`output[0].size is a bigint, which JSON
+ * cannot represent (use a number or a string)`), or `undefined` when the log
+ * would take it. The same rules and words as `append`'s own check: a plugin
+ * that hands the loop a value to log can refuse it first, as its own error,
+ * instead of having the write refused (which stops the agent). A walk per call
+ * with a guard of its own: not for a per-chunk path.
+ */
+export function jsonDataProblem(value: unknown, root = ''): string | undefined {
+  const problem = new JsonGuard().problem(value)
+  return problem === undefined ? undefined : `${formatPath(root, problem.path)} ${problem.reason}`
+}
