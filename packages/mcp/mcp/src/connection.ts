@@ -185,7 +185,7 @@ export class ServerConnection {
   status(): McpServerStatus {
     const redactor = this.server.redactor
     const pid = this.state === 'connected' || this.state === 'connecting' ? this.link?.pid() : undefined
-    const stderr = this.stderr.read()
+    const stderr = this.stderr.read((text) => redactor.redact(text))
     return Object.freeze({
       name: this.name,
       ...(this.agentId !== undefined ? { agentId: this.agentId as McpServerStatus['agentId'] } : {}),
@@ -197,7 +197,7 @@ export class ServerConnection {
       ...(this.retryAt !== undefined ? { retryAt: this.retryAt } : {}),
       ...(pid !== undefined ? { pid } : {}),
       ...(this.serverInfo ? { serverInfo: Object.freeze({ ...this.serverInfo }) } : {}),
-      ...(stderr.length > 0 ? { stderr: redactor.redact(stderr) } : {}),
+      ...(stderr.length > 0 ? { stderr } : {}),
     })
   }
 

@@ -11,17 +11,27 @@ export const CLIENT_INFO = Object.freeze({ name: 'dsh', version: '0.0.0' })
 /** The last bytes a stdio server wrote to its standard error, kept for status (never logged). */
 export class StderrTail {
   static readonly MAX_CHARS = 2000
+  /**
+   * What the buffer keeps after a trim: well beyond `MAX_CHARS`, so that a
+   * secret the trim cut in two lies outside what `read` returns.
+   */
+  private static readonly KEPT = 4 * StderrTail.MAX_CHARS
   private text = ''
 
   push(chunk: string): void {
     this.text += chunk
-    if (this.text.length > StderrTail.MAX_CHARS * 2) this.text = this.text.slice(-StderrTail.MAX_CHARS)
+    if (this.text.length > StderrTail.KEPT * 2) this.text = this.text.slice(-StderrTail.KEPT)
   }
 
-  /** The last `MAX_CHARS` characters, from the start of a line where one is near. */
-  read(): string {
-    let text = this.text.length > StderrTail.MAX_CHARS ? this.text.slice(-StderrTail.MAX_CHARS) : this.text
-    if (text.length < this.text.length) {
+  /**
+   * The last `MAX_CHARS` characters, from the start of a line where one is
+   * near, of the buffer passed through `redact` first: a cut inside a
+   * secret would leave a piece that no longer matches it.
+   */
+  read(redact: (text: string) => string = (text) => text): string {
+    const whole = redact(this.text)
+    let text = whole.length > StderrTail.MAX_CHARS ? whole.slice(-StderrTail.MAX_CHARS) : whole
+    if (text.length < whole.length) {
       const newline = text.indexOf('\n')
       if (newline >= 0 && newline < 200) text = text.slice(newline + 1)
     }

@@ -90,6 +90,24 @@ describe('secrets in env and headers never reach the log, an error or the status
     expect(JSON.stringify(kit.mcp.status())).not.toContain(SECRET)
   })
 
+  it('the stderr tail never starts with a piece of a secret', async () => {
+    // One long line: the tail's first 2,000 characters from the end begin inside the secret.
+    const kit = await mcpSpine({
+      environment: { DSH_TEST_KEY: SECRET },
+      servers: {
+        noisy: {
+          command: process.execPath,
+          args: ['-e', 'process.stderr.write("x".repeat(100) + process.env.API_KEY + "y".repeat(1990), () => process.exit(3))'],
+          env: { API_KEY: '${DSH_TEST_KEY}' },
+        },
+      },
+    })
+    await stateOf(kit, 'noisy', (status) => status.state === 'failed')
+    await vi.waitFor(() => expect(kit.mcp.status()[0]!.stderr).toContain('y'.repeat(1990)), { timeout: 20_000 })
+    const stderr = kit.mcp.status()[0]!.stderr!
+    for (let i = 0; i + 6 <= SECRET.length; i++) expect(stderr).not.toContain(SECRET.slice(i, i + 6))
+  })
+
   it('an unset variable is named in the error, and no value is', async () => {
     const kit = await mcpSpine({ environment: { DSH_TEST_KEY: SECRET }, servers: { half: { url: 'http://127.0.0.1:1/${DSH_TEST_KEY}', headers: { 'X-Key': '${DSH_TEST_MISSING}' } } } })
     expect(kit.mcp.status()).toEqual([
