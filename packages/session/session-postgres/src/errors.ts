@@ -26,7 +26,11 @@ export interface PostgresErrorCodeMap {
   UNSUPPORTED_SCHEMA: true
   /** The server is older than PostgreSQL 14, the oldest this package runs on; checked on start, before any change. */
   UNSUPPORTED_SERVER: true
-  /** The server could not be reached, or a statement failed (the connection dropped, the server restarted); nothing of the failed transaction is stored. */
+  /**
+   * The server could not be reached, or a statement failed (the connection dropped, the server restarted). A
+   * statement the server refused stored nothing; a write whose connection was lost before the server answered
+   * may have been committed (the message says which): load the session again to see what it holds.
+   */
   DATABASE_FAILED: true
 }
 
@@ -106,4 +110,23 @@ function describeState(state: string): string {
     default:
       return state.length === 5 ? `SQLSTATE ${state}` : `client error ${state}`
   }
+}
+
+/** Client codes of a connection lost while a statement may have been under way: its outcome is unknown. */
+const OUTCOME_UNKNOWN = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])
+
+/**
+ * The error of a failed session write: what the failed flush means for its
+ * events. A SQLSTATE is the server refusing the statement, which then stored
+ * nothing. A connection lost mid-write (or a failure of unknown kind) leaves
+ * the outcome open: the server may have committed the statement before the
+ * connection dropped, so the message does not claim the events are lost.
+ */
+export function writeFailure(error: unknown, id: string): PostgresPersistenceError {
+  const state = sqlStateOf(error)
+  const unknown = state === undefined || OUTCOME_UNKNOWN.has(state)
+  const consequence = unknown
+    ? 'The server did not answer, so the events of that flush may or may not be stored (a commit can land just before a connection drops), and nothing after them is; load the session again to see what it holds and continue it.'
+    : 'Nothing after the last successful flush is stored; load the session again to continue it.'
+  return databaseError(error, `Writing session "${id}"`, id, consequence)
 }

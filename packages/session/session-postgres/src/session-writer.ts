@@ -1,5 +1,5 @@
 import { WriteBehind, type AnySessionEvent, type LiveWriter } from '@deepseek-ai/dsh-session'
-import { PostgresPersistenceError, databaseError } from './errors'
+import { PostgresPersistenceError, writeFailure } from './errors'
 import { serializeEvent } from './line-format'
 import { RowQueue } from './row-queue'
 import type { SessionStorage } from './session-storage'
@@ -36,8 +36,7 @@ export class SessionWriter implements LiveWriter {
       persisted: options.persisted,
       intervalMs: options.flushIntervalMs,
       batchSize: options.batchSize,
-      failure: (error) =>
-        databaseError(error, `Writing session "${options.id}"`, options.id, 'Nothing after the last successful flush is stored; load the session again to continue it.'),
+      failure: (error) => writeFailure(error, options.id),
       onFail: options.onFail,
     })
   }
