@@ -246,7 +246,10 @@ class Maintain implements fc.Command<ProgramModel, World> {
   }
   run(_model: ProgramModel, world: World): void {
     const n = world.maintenance.length + 1
-    const record: MaintenanceRecord = { n, afterDispose: world.disposeStarted, started: false, ended: false, outcome: undefined }
+    // Requested by the agent's own turn (a reaction inside its drain while a driver turn is open): it would wait for
+    // itself, so it must reject WOULD_DEADLOCK.
+    const ownTurn = world.root.agents.initiator() === world.agent && driverTurn(world) !== undefined
+    const record: MaintenanceRecord = { n, afterDispose: world.disposeStarted, ownTurn, started: false, ended: false, outcome: undefined }
     world.maintenance.push(record)
     const task = async (): Promise<number> => {
       record.started = true
@@ -464,6 +467,7 @@ function reactions(withDispose: boolean): fc.Arbitrary<React> {
     shape.map((s) => new Admit('steer', s)),
     shape.map((s) => new Admit('followup', s)),
     shape.map((s) => new Admit('queue', s)),
+    fc.integer({ min: 0, max: 2 }).map((ticks) => new Maintain(ticks)),
     fc.constantFrom('inject-with-contexts' as const, 'blank-followup' as const, 'bad-placement-steer' as const).map((v) => new Refused(v)),
   ]
   if (withDispose) actions.push(fc.constant(new Dispose()))

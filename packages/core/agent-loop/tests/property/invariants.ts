@@ -786,8 +786,11 @@ function faulted(world: World, turn: number): boolean {
  */
 function checkMaintenance(world: World, quiescence: Quiescence, problems: string[]): void {
   for (const record of world.maintenance) {
-    const what = `maintenance ${record.n}${record.afterDispose ? ' (requested after dispose())' : ''}`
+    const what = `maintenance ${record.n}${record.afterDispose ? ' (requested after dispose())' : ''}${record.ownTurn ? ' (requested by its own turn)' : ''}`
     if (record.outcome === undefined) problems.push(`${what} never settled`)
+    else if (record.ownTurn && !record.afterDispose) {
+      if (record.outcome !== 'WOULD_DEADLOCK') problems.push(`${what} settled ${record.outcome}, expected WOULD_DEADLOCK`)
+    } else if (record.outcome === 'WOULD_DEADLOCK') problems.push(`${what} rejected WOULD_DEADLOCK outside its own turn`)
     else if (record.outcome === 'resolved') {
       if (!record.ended) problems.push(`${what} resolved but its task did not run to its end`)
       if (record.afterDispose) problems.push(`${what} ran although dispose() had been called`)

@@ -61,6 +61,8 @@ export interface MaintenanceRecord {
   readonly n: number
   /** Whether `dispose()` had been called when it was requested. */
   readonly afterDispose: boolean
+  /** Whether it was requested from inside the agent's own open turn (it must reject `WOULD_DEADLOCK`). */
+  readonly ownTurn: boolean
   started: boolean
   ended: boolean
   /** `resolved`, or the code it rejected with; undefined while pending. */
