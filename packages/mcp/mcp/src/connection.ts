@@ -41,6 +41,9 @@ export function restartDelay(policy: RestartPolicy, streak: number): number {
   return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, Math.min(streak - 1, 30)))
 }
 
+/** The most pages of `tools/list` one listing reads. */
+const MAX_LIST_PAGES = 100
+
 /** The longest delay a timer holds; the SDK's own request timeout is set to it so only dsh-tools' deadline applies. */
 const NO_TIMEOUT = 2 ** 31 - 1
 
@@ -263,12 +266,19 @@ export class ServerConnection {
     }
   }
 
-  /** Every page of `tools/list`, sorted by name; tools that can only run as tasks are left out (see the README). */
+  /**
+   * Every page of `tools/list`, sorted by name; tools that can only run as
+   * tasks are left out (see the README). A cursor the server already named
+   * ends the listing (a pagination bug would otherwise list forever, the
+   * attempt never ending); more than `MAX_LIST_PAGES` pages fail it.
+   */
   private async list(link: Link, timeout: number): Promise<Tool[]> {
     const tools: Tool[] = []
     let cursor: string | undefined
     const seen = new Set<string>()
-    do {
+    const cursors = new Set<string>()
+    for (let pages = 0; ; pages++) {
+      if (pages === MAX_LIST_PAGES) throw new Error(`its tools/list returned more than ${MAX_LIST_PAGES} pages; the listing was given up`)
       const page = await link.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout })
       for (const tool of page.tools) {
         if (seen.has(tool.name) || tool.execution?.taskSupport === 'required') continue
@@ -276,7 +286,9 @@ export class ServerConnection {
         tools.push(tool)
       }
       cursor = page.nextCursor
-    } while (cursor !== undefined && cursor !== '')
+      if (cursor === undefined || cursor === '' || cursors.has(cursor)) break
+      cursors.add(cursor)
+    }
     return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   }
 
