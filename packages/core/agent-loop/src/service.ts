@@ -19,7 +19,7 @@ import { buildRecord, type AgentRecord } from './agent-record'
 import { AgentLoopConfig, type ConfigAgent } from './config'
 import { Context, Service, symbols, type Fiber } from './cordis'
 import { fiberLive } from './fiber'
-import { causeOf, checkId, checkMeta, invalid, loadReport, operation, reportsSomething } from './options'
+import { causeOf, checkId, checkMeta, droppedReport, invalid, loadReport, operation, reportsSomething } from './options'
 import { LOOP_UNLOADED, OWNER_UNLOADED, PendingCall } from './pending-call'
 
 declare module 'cordis' {
@@ -171,10 +171,22 @@ export class AgentLoop extends Service implements AgentFactory {
         // a load that settles later is dropped, and nothing is built from it. The load gets the stop
         // signal too, so the backend lets go of the session's lock and queue at once.
         const loaded = await call.race((signal) => persistence.load(id, { signal }))
-        this.proceed(call)
-        return { session: this.env.sessions.prepare(id, { events: loaded.events }), loadReport: loadReport(loaded) }
+        const report = loadReport(loaded)
+        try {
+          this.proceed(call)
+          return { session: this.env.sessions.prepare(id, { events: loaded.events }), loadReport: report }
+        } catch (error) {
+          this.logDropped(id, report, error)
+          throw error
+        }
       },
     })
+  }
+
+  /** A load report nobody will hear (the resume rolled back after its load) goes to the log. */
+  private logDropped(id: string, report: AgentLoadReport | undefined, error: unknown): void {
+    const said = droppedReport(id, report, error)
+    if (said !== undefined) this.home.logger('dsh-agent-loop').warn('%s', said)
   }
 
   private isActive(): boolean {
@@ -248,9 +260,13 @@ export class AgentLoop extends Service implements AgentFactory {
           }
           this.proceed(call, owner.fiber)
           record.publish()
+          // A created listener may have aborted the caller's signal (or unloaded the loop): the publication stands, and
+          // the rollback below tears it down, paired, as for an owner unloaded there.
+          call.check()
         } catch (error) {
           if (record) await record.dispose(causeOf(error))
           else void unbindOwner()
+          if (record) this.logDropped(record.agent.session.id, record.handle.loadReport, error)
           throw error
         } finally {
           call.settle()

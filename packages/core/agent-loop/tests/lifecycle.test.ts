@@ -265,6 +265,21 @@ describe('identity and teardown (R-LIFE-4…6)', () => {
     expect(trace(handle.agent.session).slice(-3)).toEqual(['assistant/message "" aborted interrupted', 'step/end 1.1', 'turn/end 1 aborted'])
   })
 
+  it('the signal aborting during the created notification rolls back like an owner unload: create rejects ABORTED, created/disposed paired, no id left (R-LIFE-1)', async () => {
+    const { root } = await spine()
+    const log = lifecycleLog(root)
+    const controller = new AbortController()
+    root.on('agent/created', () => {
+      controller.abort(new Error('the person gave up'))
+      log.push('listener aborted the signal')
+    })
+    const created = root.agents.create({ sessionId: id, agentOptions: opts, signal: controller.signal })
+    await expect(created).rejects.toMatchObject({ code: 'ABORTED' })
+    expect(log).toEqual(['session/created a', 'agent/created a', 'listener aborted the signal', 'agent/disposed a', 'session/disposed a'])
+    expect(root.agents.get(id)).toBeUndefined()
+    expect(root.sessions.get(id)).toBeUndefined()
+  })
+
   it('the id is reusable once detach completes, even while the private scope is still cleaning up', async () => {
     const { root } = await spine()
     const slow = deferred()
