@@ -41,6 +41,22 @@ export function reportsSomething(report: AgentLoadReport | undefined): report is
   return report !== undefined && (report.repairs.length > 0 || report.warnings.length > 0)
 }
 
+/**
+ * What a load reported, for the log of a resume that was rolled back after
+ * its load (a refused prepare, a failed setup, a veto, an unload): the
+ * backend already cut the torn tail and stored the repairs, so the next load
+ * finds a clean file and nobody else will ever say so. One line per warning
+ * and repair; `undefined` when the report says nothing.
+ */
+export function droppedReport(id: string, report: AgentLoadReport | undefined, error: unknown): string | undefined {
+  if (!reportsSomething(report)) return undefined
+  const lines = [
+    ...report.warnings.map((warning) => `  ${warning.code}: ${warning.message}`),
+    ...report.repairs.map((repair) => `  repaired at seq ${repair.seq} (${repair.type}): ${repair.detail}`),
+  ]
+  return `the resume of session ${id} was rolled back (${causeOf(error)}); what its load reported stays in the stored session:\n${lines.join('\n')}`
+}
+
 /** A rollback's cause as a clause, from the error that caused it. */
 export function causeOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
