@@ -107,6 +107,21 @@ describe('headers, bodies and merged config', () => {
     ])
   })
 
+  it('sends a lone surrogate (a string cut inside an emoji by some tool) as U+FFFD: strict parsers refuse the escape JSON.stringify writes for it, and the message stays in history for every later request', () => {
+    const cut = '😀'.slice(0, 1)
+    const bodies = [
+      jsonRequestBody('p', () => ({ text: `tail ${cut}` })),
+      jsonRequestBody('p', () => ({ text: `${'😀'.slice(1)}head`, pair: '😀' })),
+      jsonRequestBody('p', () => ({ text: `\\ud83d is six characters, ${cut}` })),
+    ]
+    expect(bodies).toEqual([
+      { ok: true, body: '{"text":"tail \\ufffd"}' },
+      { ok: true, body: '{"text":"\\ufffdhead","pair":"😀"}' },
+      { ok: true, body: '{"text":"\\\\ud83d is six characters, \\ufffd"}' },
+    ])
+    expect(bodies.map((encoded) => encoded.ok && JSON.parse(encoded.body).text)).toEqual(['tail \ufffd', '\ufffdhead', '\\ud83d is six characters, \ufffd'])
+  })
+
   it('keeps only the fields a user gave', () => {
     expect(definedFields({ a: 1, b: undefined, c: null, d: '', e: false })).toEqual({ a: 1, d: '', e: false })
   })

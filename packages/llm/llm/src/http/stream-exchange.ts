@@ -16,16 +16,34 @@ export const abortedFinish = (): StreamChunk => ({ type: 'finish', reason: { kin
  * Encodes a request body as JSON. `build` may refuse unmappable content by
  * throwing an `LlmError`, whose failure is kept; anything else it throws, or a
  * value JSON cannot encode, is a `BAD_REQUEST` naming the provider. Nothing
- * is sent for a refused body.
+ * is sent for a refused body. A lone surrogate (half of an emoji, left by
+ * some tool that cut a string between the halves) is sent as U+FFFD: strict
+ * parsers (Anthropic's) refuse the escape `JSON.stringify` writes for it, and
+ * the message holding it stays in the history of every later request.
  */
 export function jsonRequestBody(provider: string, build: () => unknown): { ok: true; body: string } | { ok: false; failure: LlmFailure } {
   try {
-    return { ok: true, body: JSON.stringify(build()) }
+    return { ok: true, body: withoutLoneSurrogates(JSON.stringify(build())) }
   } catch (error) {
     const failure = toLlmFailure(error)
     if (failure.code !== 'UNKNOWN') return { ok: false, failure }
     return { ok: false, failure: { code: 'BAD_REQUEST', message: `the request for ${provider} cannot be encoded as JSON: ${failure.message}` } }
   }
+}
+
+// `JSON.stringify` writes a surrogate pair as its two characters and a lone surrogate as the escape
+// `\udXXX` (lowercase), so every such escape in its output is a lone one, unless its backslash is
+// itself escaped: an odd run of backslashes before `ud8`–`udf` starts one.
+const SURROGATE_ESCAPE = /\\+ud[89a-f][0-9a-f]{2}/g
+
+/** `json` (the output of `JSON.stringify`) with each lone-surrogate escape replaced by `\ufffd`. */
+function withoutLoneSurrogates(json: string): string {
+  // One scan for the common body with none (its cost: an indexOf over the body, once per call).
+  if (json.indexOf('\\ud') === -1) return json
+  return json.replace(SURROGATE_ESCAPE, (escape) => {
+    const slashes = escape.length - 5
+    return slashes % 2 === 1 ? `${escape.slice(0, slashes - 1)}\\ufffd` : escape
+  })
 }
 
 /** One streaming POST of an adapter: the request, and what the adapter does with each kind of answer. */
