@@ -320,7 +320,7 @@ const FAULT_CHECKPOINTS = [
 class Fault implements fc.Command<ProgramModel, World> {
   constructor(
     readonly on: (typeof FAULT_CHECKPOINTS)[number],
-    readonly how: 'throw' | 'late',
+    readonly how: 'throw' | 'late' | 'malformed',
   ) {}
   check(): boolean {
     return true
@@ -333,7 +333,11 @@ class Fault implements fc.Command<ProgramModel, World> {
   }
 }
 
-const fault = fc.tuple(fc.constantFrom(...FAULT_CHECKPOINTS), fc.constantFrom('throw' as const, 'late' as const)).map(([on, how]) => new Fault(on, how))
+const fault = fc.oneof(
+  fc.tuple(fc.constantFrom(...FAULT_CHECKPOINTS), fc.constantFrom('throw' as const, 'late' as const)).map(([on, how]) => new Fault(on, how)),
+  // A step-result listener's value the log refuses as data: the turn ends INVALID_DECISION, the agent goes on.
+  fc.constant(new Fault('agent/step-result', 'malformed')),
+)
 
 /** The log events a reaction can be armed on. */
 const REACTION_EVENTS = [

@@ -200,7 +200,9 @@ function checkTurnEnds(world: World, turns: readonly TurnSummary[], problems: st
     let expected = 'completed'
     if (turn.trigger !== 'injection' && aborted) expected = 'aborted'
     // A listener's failure ends its turn there: PLUGIN_ERROR, whatever the model calls before it did (R-ERR-1).
-    else if (turn.trigger !== 'injection' && faulted(world, turn.turn)) expected = 'error PLUGIN_ERROR'
+    else if (turn.trigger !== 'injection' && faulted(world, turn.turn)) {
+      expected = world.faulted.some((fault) => fault.turn === turn.turn && fault.how === 'malformed') ? 'error INVALID_DECISION' : 'error PLUGIN_ERROR'
+    }
     else if (turn.trigger !== 'injection') {
       // Consecutive provider failures up to the retry budget are retried in a new step; the
       // next one ends the turn with its failure, and must be the turn's last call.

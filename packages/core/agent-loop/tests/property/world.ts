@@ -139,9 +139,9 @@ export interface World {
   /** Each `runMaintenance()` call, in call order, with how it went. */
   readonly maintenance: MaintenanceRecord[]
   /** Armed one-shot faults: the next dispatch of checkpoint `on` to the world's listener fails (`throw`: at once, synchronously; `late`: after its tick). */
-  readonly faults: Array<{ on: string; how: 'throw' | 'late' }>
+  readonly faults: Array<{ on: string; how: 'throw' | 'late' | 'malformed' }>
   /** The faults that fired, with the turn that was open (or opening) then. */
-  readonly faulted: Array<{ checkpoint: string; turn: number | undefined; how: 'throw' | 'late' }>
+  readonly faulted: Array<{ checkpoint: string; turn: number | undefined; how: 'throw' | 'late' | 'malformed' }>
   dispose: Promise<void> | undefined
   /** `dispose()` was called (set before the call: admissions from inside it must throw `DISPOSED`). */
   disposeStarted: boolean
@@ -319,13 +319,13 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
    * listener's synchronous call; a `late` one returns true, and the listener rejects after its tick (a cancel may
    * land in between).
    */
-  const fault = (name: string, turn: number | undefined): boolean => {
+  const fault = (name: string, turn: number | undefined): boolean | 'malformed' => {
     const index = world.faults.findIndex((armed) => armed.on === name)
     if (index < 0) return false
     const armed = world.faults.splice(index, 1)[0]!
     world.faulted.push({ checkpoint: name, turn, how: armed.how })
     if (armed.how === 'throw') throw new Error(`${name} listener failed on purpose`)
-    return true
+    return armed.how === 'malformed' ? 'malformed' : true
   }
   const failLate = (name: string): never => {
     throw new Error(`${name} listener failed on purpose after a wait`)
@@ -362,7 +362,9 @@ export async function buildWorld(s: fc.Scheduler, options: WorldOptions): Promis
     const late = fault('agent/step-result', turn)
     return (async () => {
       await tick(s, `hook step-result ${turn}.${step}`)
-      if (late) failLate('agent/step-result')
+      if (late === true) failLate('agent/step-result')
+      // A malformed answer the loop's checks pass and the log's data check refuses (a field JSON drops).
+      if (late === 'malformed') return { ...(await next()), note: undefined } as never
       return next()
     })()
   })
