@@ -119,6 +119,7 @@ export class ServerConnection {
 
   /** Stops the server for good: no more attempts; the calls in flight fail. */
   async close(): Promise<void> {
+    this.closedGeneration = this.generation
     this.generation++
     clearTimeout(this.timer)
     this.retryAt = undefined
@@ -133,6 +134,13 @@ export class ServerConnection {
     // that went on and exited meanwhile would leave a server that ignores its stdin running.
     await Promise.all(this.retiring)
   }
+
+  /**
+   * The generations whose connection dsh dropped itself (`close()`, `restart()`): a call in flight then
+   * was ended by dsh, not by the server, and its error says so.
+   */
+  private closedGeneration: number | undefined
+  private restartedGeneration: number | undefined
 
   /** Links being closed, each removed once its close settled. */
   private readonly retiring = new Set<Promise<void>>()
@@ -150,6 +158,7 @@ export class ServerConnection {
   /** Drops the current connection (if any) and tries again now, with a fresh count of attempts. */
   restart(): void {
     if (this.state === 'closed' || this.invalid !== undefined || this.server.disabled) return
+    this.restartedGeneration = this.generation
     this.generation++
     clearTimeout(this.timer)
     const link = this.link
@@ -351,7 +360,14 @@ export class ServerConnection {
   private callFailure(error: unknown, generation: number): Error {
     if (error instanceof ProtocolError) {
       if (error.code === ErrorCode.ConnectionClosed) {
-        return callError('SERVER_UNAVAILABLE', `the MCP server "${this.name}" went away during the call (${this.error ?? 'the connection closed'}); whether the tool did anything is unknown`)
+        const unknown = 'whether the tool did anything is unknown'
+        if (generation === this.closedGeneration) {
+          return callError('SERVER_UNAVAILABLE', `dsh closed its connection to the MCP server "${this.name}" during the call (dsh-mcp or the server's owner is unloading); ${unknown}`)
+        }
+        if (generation === this.restartedGeneration) {
+          return callError('SERVER_UNAVAILABLE', `dsh restarted the MCP server "${this.name}" during the call (restart() was asked for); ${unknown}`)
+        }
+        return callError('SERVER_UNAVAILABLE', `the MCP server "${this.name}" went away during the call (${this.error ?? 'the connection closed'}); ${unknown}`)
       }
       if (error.code === ErrorCode.RequestTimeout) return callError('TIMEOUT', `the MCP server "${this.name}" did not answer in time`)
       return callError('SERVER_ERROR', this.server.redactor.redact(`the MCP server "${this.name}" refused the call: ${error.message}`))
