@@ -2,7 +2,6 @@ import {
   AgentError,
   admitInput,
   agentEvents,
-  initiator,
   resolveAgentInput,
   type Agent,
   type AgentCancelCause,
@@ -413,19 +412,8 @@ export class ReactLoopAgent implements Agent, TurnHost, InjectionHost {
     } catch (error) {
       return Promise.reject(error)
     }
-    if (this.openTurn && initiator() === this) {
-      return Promise.reject(
-        new AgentError('WOULD_DEADLOCK', `runMaintenance() was called from inside a turn of agent ${this.id}: it would wait for that turn, which waits for it`),
-      )
-    }
-    if (this.maintenance.calledFromRunning) {
-      return Promise.reject(
-        new AgentError(
-          'WOULD_DEADLOCK',
-          `runMaintenance() was called from inside a maintenance task of agent ${this.id}: it would wait for that task, which waits for it (do the work in the task itself)`,
-        ),
-      )
-    }
+    const deadlock = this.maintenance.deadlock(this, this.id, this.openTurn !== undefined)
+    if (deadlock) return Promise.reject(deadlock)
     const done = this.maintenance.enqueue(task)
     this.kick()
     return done

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { AgentError, initiator } from '@deepseek-ai/dsh-agent'
 
 /** The maintenance task whose code is running (an async context of its own per task). */
 const runningTask = new AsyncLocalStorage<MaintenanceTask>()
@@ -43,6 +44,24 @@ export class MaintenanceQueue {
    */
   get calledFromRunning(): boolean {
     return this.current !== undefined && runningTask.getStore() === this.current
+  }
+
+  /**
+   * The `WOULD_DEADLOCK` refusal of a `runMaintenance()` call of `agent` (named `id`) that would wait
+   * for itself: made from inside one of its turns (`hasOpenTurn` and the turn is the caller's
+   * initiator), or from inside its running task; `undefined` otherwise.
+   */
+  deadlock(agent: object, id: string, hasOpenTurn: boolean): AgentError | undefined {
+    if (hasOpenTurn && initiator() === agent) {
+      return new AgentError('WOULD_DEADLOCK', `runMaintenance() was called from inside a turn of agent ${id}: it would wait for that turn, which waits for it`)
+    }
+    if (this.calledFromRunning) {
+      return new AgentError(
+        'WOULD_DEADLOCK',
+        `runMaintenance() was called from inside a maintenance task of agent ${id}: it would wait for that task, which waits for it (do the work in the task itself)`,
+      )
+    }
+    return undefined
   }
 
   /** Queues `task`; the promise settles with its outcome. The caller then wakes the drain. */
