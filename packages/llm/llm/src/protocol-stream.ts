@@ -1,7 +1,8 @@
 import { isSignalAborted, readsAbortedNatively } from './abort-read'
 import { takerOf, type ChunkSink, type ChunkTaker } from './chunk-sink'
-import { LlmError, toLlmFailure } from './failure'
+import { toLlmFailure } from './failure'
 import type { FinishReason, StreamChunk } from './stream'
+import { notAStream } from './not-a-stream'
 import { primeStreamPathOnce, pullSample, sinkSample, type SamplePump } from './stream-feedback'
 
 /** The iterator result every finished stream returns; shared, never mutated. */
@@ -204,12 +205,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   private open(): IteratorResult<StreamChunk, undefined> | undefined {
     try {
       const iterable = this.source.open()
-      if (iterable === null || typeof iterable !== 'object' || typeof iterable[Symbol.asyncIterator] !== 'function') {
-        throw new LlmError({
-          code: 'UNKNOWN',
-          message: `the model stream for ${this.source.route} is not an AsyncIterable`,
-        })
-      }
+      if (iterable === null || typeof iterable !== 'object' || typeof iterable[Symbol.asyncIterator] !== 'function') throw notAStream(iterable, this.source.route)
       // An in-memory source is pulled synchronously: one resolved promise per chunk instead of two (none with `pump`).
       this.sync = typeof (iterable as Partial<Iterable<StreamChunk>>)[Symbol.iterator] === 'function'
       this.inner = this.sync ? (iterable as unknown as Iterable<StreamChunk>)[Symbol.iterator]() : iterable[Symbol.asyncIterator]()

@@ -52,6 +52,26 @@ describe('dispatch never throws for provider failures (R-LLM-4)', () => {
     expect(await collect(await streamWith(adapter))).toEqual([errorFinish('UNKNOWN', 'the model stream for p/m is not an AsyncIterable')])
   })
 
+  it('an adapter whose stream() is an async function (a promise, here rejected): a clear failure, and no unhandled rejection (Node would end the process)', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const adapter = { stream: () => Promise.reject(new LlmError({ code: 'AUTH', message: 'no key' })) } as unknown as LlmAdapter
+      expect(await collect(await streamWith(adapter))).toEqual([
+        errorFinish(
+          'UNKNOWN',
+          "the model stream for p/m is a promise, not an AsyncIterable: an adapter's stream() returns the stream itself (write it as an async generator, `async *stream()`, not an async function)",
+        ),
+      ])
+      // Node reports a rejection nobody handled once the microtasks of this macrotask have run.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   it('classifies a throw before the first chunk', async () => {
     const adapter = fakeAdapter(async function* () {
       throw Object.assign(new Error('503 overloaded'), { code: 'SERVER' })
