@@ -1,4 +1,4 @@
-import { Context } from 'cordis'
+import { Context, Logger } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import Agents, { type AgentLoadReport } from '@deepseek-ai/dsh-agent'
 import AgentLoop from '@deepseek-ai/dsh-agent-loop'
@@ -139,5 +139,41 @@ describe('load reports reach the owner of a resumed agent (issue 14.3)', () => {
       setup: (ctx) => void ctx.on('agent/load-report', (agent, report) => void seen.push([agent.id, report.warnings.map((w) => w.code)])),
     })
     expect(seen).toEqual([['a', ['TORN_TAIL']]])
+  })
+})
+
+/** The warnings the app's logger prints from now on, one string each. */
+function warningsOf(root: Context): string[] {
+  const lines: string[] = []
+  root.logger.exporter({ colors: false, levels: { default: 2 }, export: (message) => void lines.push(Logger.format({ colors: false, export() {} }, message)) })
+  return lines
+}
+
+describe('a resume rolled back after its load still reports what the load cut and repaired', () => {
+  it('a setup that fails after the load: the resume rejects with its error, and the torn tail and the repairs are logged as one warning', async () => {
+    const backend = await crashedMidStep()
+    const { root } = await spine()
+    await root.plugin(memoryPersistence, { backend: reporting(backend, tornTail) })
+    const lines = warningsOf(root)
+    const failure = await root.agents.resume({ resumeSessionId: id, agentOptions: opts, setup: () => Promise.reject(new Error('setup broke')) }).catch((error: unknown) => error)
+    expect(failure).toMatchObject({ message: 'setup broke' })
+    expect(lines).toEqual([
+      [
+        'the resume of session a was rolled back (setup broke); what its load reported stays in the stored session:',
+        `  TORN_TAIL: ${tornTail[0]!.message}`,
+        '  repaired at seq 7 (step/end): closed step 1 of turn 1, which the crash left open',
+        '  repaired at seq 8 (turn/end): closed turn 1 as interrupted',
+      ].join('\n'),
+    ])
+  })
+
+  it('a resume that succeeds logs nothing of its report (its owner reads handle.loadReport and agent/load-report)', async () => {
+    const backend = await crashedMidStep()
+    const { root } = await spine()
+    await root.plugin(memoryPersistence, { backend: reporting(backend, tornTail) })
+    const lines = warningsOf(root)
+    const handle = await root.agents.resume({ resumeSessionId: id, agentOptions: opts })
+    expect(handle.loadReport?.warnings).toEqual(tornTail)
+    expect(lines).toEqual([])
   })
 })
