@@ -63,6 +63,19 @@ export function checkAssistant(message: AssistantMessage): void {
   }
   const problem = contentProblem(message.content, 'agent/step-result content')
   if (problem) throw pluginBug('agent/step-result', problem)
+  // Results could not say which of two calls with one id they answer (the log refuses such a message,
+  // which would fail the agent for good): the listener's bug, as any malformed return.
+  const content = message.content
+  for (let i = 1; i < content.length; i++) {
+    const block = content[i]!
+    if (block.type !== 'tool-call') continue
+    for (let j = 0; j < i; j++) {
+      const earlier = content[j]!
+      if (earlier.type === 'tool-call' && earlier.id === block.id) {
+        throw pluginBug('agent/step-result', `content[${i}] repeats the tool call id ${JSON.stringify(String(block.id).slice(0, 64))} of content[${j}]`)
+      }
+    }
+  }
 }
 
 /**

@@ -62,6 +62,36 @@ describe('a listener value the log refuses fails the turn, not the agent (R-ERR-
     ])
   })
 
+  it('agent/step-result: a message naming one tool call twice ends the turn INVALID_DECISION after an empty anchor, and the agent goes on', async () => {
+    const { root, a, errors } = await world()
+    let once = true
+    root.on('agent/step-result', async (_agent, _turn, _step, _message, _signal, next) => {
+      const message = await next()
+      if (!once) return message
+      once = false
+      const call = { type: 'tool-call' as const, id: 'call_1', name: 'look', arguments: '{}' }
+      return { ...message, content: [call, { ...call, arguments: '{"again":true}' }] } as never
+    })
+    a.followup('go')
+    await a.whenIdle()
+    a.followup('again')
+    await a.whenIdle()
+    expect(trace(a.session)).toEqual([
+      'inbox/enqueue next-turn "go"',
+      'inbox/dequeue',
+      'turn/start 1 prompt',
+      'step/start 1.1',
+      'user/message "go"',
+      'request/header initial scripted/test-model',
+      'assistant/chunk ×3',
+      'assistant/message "" stop',
+      'step/end 1.1',
+      'turn/end 1 error INVALID_DECISION',
+      ...secondTurn('second', false),
+    ])
+    expect(errors).toEqual(['1.1 INVALID_DECISION: agent/step-result: a listener returned a malformed value (content[1] repeats the tool call id "call_1" of content[0])'])
+  })
+
   it('agent/pre-step: an entered message with a function field ends the turn INVALID_DECISION, nothing of it logged', async () => {
     const { root, a, errors } = await world()
     let once = true
