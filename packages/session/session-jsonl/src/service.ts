@@ -14,6 +14,9 @@ import { liveFiles } from './live-files'
 import { resolveDirectory } from './session-paths'
 import { SessionFiles } from './session-files'
 
+/** Node's timers hold at most 2^31 − 1 ms; a longer delay fires after 1 ms instead (a write per event). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /**
  * `ctx.sessionPersistence` on JSONL files: one file per session
  * (`<directory>/<id>.jsonl`), one event per line, `session/meta` first.
@@ -51,6 +54,7 @@ export class JsonlSessionPersistence extends Service implements SessionPersisten
       .required()
       .description('Where session files live (one <id>.jsonl per session). A leading ~ is the home directory. Created on first write.'),
     flushIntervalMs: Schema.natural()
+      .max(MAX_TIMER_MS)
       .default(100)
       .description('How long appended events may wait in memory before they are written (not fsynced). A flush writes and fsyncs at once.'),
   })

@@ -53,6 +53,18 @@ describe('config', () => {
     }
   })
 
+  it('refuses a flushIntervalMs longer than a Node timer holds (2^31 − 1 ms: a longer one fires after 1 ms, a write per event) and provides nothing', async () => {
+    const root = new Context()
+    const error = await Promise.resolve(root.plugin(JsonlSessionPersistence, { directory: tempDir(), flushIntervalMs: 2 ** 31 })).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    )
+    expect(String((error as Error | undefined)?.message)).toContain('flushIntervalMs expected number <= 2147483647 but got 2147483648')
+    expect(root.get('sessionPersistence')).toBeUndefined()
+    await root.plugin(JsonlSessionPersistence, { directory: tempDir(), flushIntervalMs: 2 ** 31 - 1 })
+    expect(root.get('sessionPersistence')).toBeDefined()
+  })
+
   it('creates a missing directory (and its parents) on first write', async () => {
     const dir = join(tempDir(), 'a', 'b')
     const { backend } = await mount(dir)

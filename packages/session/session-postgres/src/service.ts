@@ -19,6 +19,9 @@ import { migrate } from './migrations'
 import { SessionStore } from './session-store'
 import { watchSession, type WatchOptions } from './watch-session'
 
+/** Node's timers hold at most 2^31 − 1 ms; a longer delay fires after 1 ms instead (a write per event). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** The longest lease TTL R-PG-2 allows. */
 export const MAX_LEASE_TTL_MS = 3000
 
@@ -54,6 +57,7 @@ export class PostgresSessionPersistence extends Service implements SessionPersis
       .default(MAX_LEASE_TTL_MS)
       .description('How long a lease lasts without renewal; another process may take a session over this long after its holder stopped. At most 3000.'),
     flushIntervalMs: Schema.natural()
+      .max(MAX_TIMER_MS)
       .default(100)
       .description('How long appended events may wait before they are written (one transaction per write). A flush commits at once.'),
     batchSize: Schema.natural().min(1).default(1000).description('Queued events that are written at once instead of waiting for the interval.'),
