@@ -93,6 +93,9 @@ function describeState(state: string): string {
     case 'CONNECTION_CLOSED':
     case 'CONNECTION_ENDED':
     case 'CONNECTION_DESTROYED':
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'ETIMEDOUT':
       return `the connection to the server was lost (${state})`
     case 'CONNECT_TIMEOUT':
       return 'connecting to the server timed out (CONNECT_TIMEOUT)'
@@ -108,7 +111,8 @@ function describeState(state: string): string {
     case '25P03':
       return 'the server ended an idle transaction (SQLSTATE 25P03: the process was paused mid-transaction)'
     default:
-      return state.length === 5 ? `SQLSTATE ${state}` : `client error ${state}`
+      // A socket's errno (EPIPE has five letters too) is the client's, not a SQLSTATE: no SQLSTATE class starts with E.
+      return state.length === 5 && !/^E[A-Z]+$/.test(state) ? `SQLSTATE ${state}` : `client error ${state}`
   }
 }
 

@@ -14,6 +14,11 @@ describe('the message of a failed session write', () => {
     )
   })
 
+  it('names a socket error as the connection lost, not as a SQLSTATE (EPIPE has five letters, as a SQLSTATE does)', () => {
+    expect(writeFailure(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), 's').message).toMatch(/^Writing session "s" failed: the connection to the server was lost \(EPIPE\)\. The server did not answer/)
+    expect(writeFailure(Object.assign(new Error('odd'), { code: 'EWHATEVER' }), 's').message).toMatch(/^Writing session "s" failed: client error EWHATEVER\./)
+  })
+
   it.each(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', undefined])(
     'does not claim the events of the flush are lost when the connection went away mid-write (%s)',
     (code) => {
