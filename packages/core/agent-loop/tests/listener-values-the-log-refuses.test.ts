@@ -3,7 +3,7 @@
 // agent goes on taking work. It used to fail the agent for good (APPEND_REFUSED): the person had to
 // dispose it and resume the session.
 import { describe, expect, it } from 'vitest'
-import { createUserMessage } from '@deepseek-ai/dsh-llm'
+import { createUserMessage, type AssistantMessage } from '@deepseek-ai/dsh-llm'
 import { spine, trace } from '@deepseek-ai/dsh-testkit'
 
 async function world() {
@@ -31,14 +31,26 @@ function secondTurn(answer: string, header: boolean): string[] {
 }
 
 describe('a listener value the log refuses fails the turn, not the agent (R-ERR-1)', () => {
-  it('agent/step-result: a message with a field JSON drops ends the turn INVALID_DECISION after an empty anchor', async () => {
+  const call = { type: 'tool-call' as const, id: 'call_1', name: 'look', arguments: '{}' }
+  it.each([
+    [
+      'a field JSON drops',
+      (message: AssistantMessage) => ({ ...message, note: undefined }),
+      'assistant/message data.message.note is undefined, which JSON drops (omit the key, or use null)',
+    ],
+    [
+      'one tool call named twice',
+      (message: AssistantMessage) => ({ ...message, content: [call, { ...call, arguments: '{"again":true}' }] }),
+      'content[1] repeats the tool call id "call_1" of content[0]',
+    ],
+  ])('agent/step-result: a message with %s ends the turn INVALID_DECISION after an empty anchor, and the agent goes on', async (_what, spoil, problem) => {
     const { root, a, errors } = await world()
     let once = true
     root.on('agent/step-result', async (_agent, _turn, _step, _message, _signal, next) => {
       const message = await next()
       if (!once) return message
       once = false
-      return { ...message, note: undefined } as never
+      return spoil(message) as never
     })
     a.followup('go')
     await a.whenIdle()
@@ -57,39 +69,7 @@ describe('a listener value the log refuses fails the turn, not the agent (R-ERR-
       'turn/end 1 error INVALID_DECISION',
       ...secondTurn('second', false),
     ])
-    expect(errors).toEqual([
-      '1.1 INVALID_DECISION: agent/step-result: a listener returned a malformed value (assistant/message data.message.note is undefined, which JSON drops (omit the key, or use null))',
-    ])
-  })
-
-  it('agent/step-result: a message naming one tool call twice ends the turn INVALID_DECISION after an empty anchor, and the agent goes on', async () => {
-    const { root, a, errors } = await world()
-    let once = true
-    root.on('agent/step-result', async (_agent, _turn, _step, _message, _signal, next) => {
-      const message = await next()
-      if (!once) return message
-      once = false
-      const call = { type: 'tool-call' as const, id: 'call_1', name: 'look', arguments: '{}' }
-      return { ...message, content: [call, { ...call, arguments: '{"again":true}' }] } as never
-    })
-    a.followup('go')
-    await a.whenIdle()
-    a.followup('again')
-    await a.whenIdle()
-    expect(trace(a.session)).toEqual([
-      'inbox/enqueue next-turn "go"',
-      'inbox/dequeue',
-      'turn/start 1 prompt',
-      'step/start 1.1',
-      'user/message "go"',
-      'request/header initial scripted/test-model',
-      'assistant/chunk ×3',
-      'assistant/message "" stop',
-      'step/end 1.1',
-      'turn/end 1 error INVALID_DECISION',
-      ...secondTurn('second', false),
-    ])
-    expect(errors).toEqual(['1.1 INVALID_DECISION: agent/step-result: a listener returned a malformed value (content[1] repeats the tool call id "call_1" of content[0])'])
+    expect(errors).toEqual([`1.1 INVALID_DECISION: agent/step-result: a listener returned a malformed value (${problem})`])
   })
 
   it('agent/pre-step: an entered message with a function field ends the turn INVALID_DECISION, nothing of it logged', async () => {
