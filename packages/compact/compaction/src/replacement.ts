@@ -1,4 +1,4 @@
-import { createToolResultMessage, createUserMessage, type CallId, type ContentBlock, type Message, type UserMessage } from '@deepseek-ai/dsh-llm'
+import { createToolResultMessage, createUserMessage, safeEnd, safeStart, type CallId, type ContentBlock, type Message, type UserMessage } from '@deepseek-ai/dsh-llm'
 import type { Todo } from '@deepseek-ai/dsh-session'
 import type { HistoryEntry } from './meter'
 import type { KeptUserMessages, PrunedResult } from './types'
@@ -28,8 +28,8 @@ export function truncateMiddle(text: string, maxTokens: number, count: TextCount
   const tokens = count(text)
   if (tokens <= maxTokens) return text
   const keep = Math.max(0, Math.floor((text.length * maxTokens) / tokens) - 60)
-  const head = text.slice(0, wholeEnd(text, Math.ceil(keep / 2)))
-  const tail = text.slice(wholeStart(text, text.length - Math.floor(keep / 2)))
+  const head = text.slice(0, safeEnd(text, Math.ceil(keep / 2)))
+  const tail = text.slice(safeStart(text, text.length - Math.floor(keep / 2)))
   return `${head}\n[… ${(text.length - head.length - tail.length).toLocaleString('en-US')} characters cut …]\n${tail}`
 }
 
@@ -37,26 +37,8 @@ export function truncateMiddle(text: string, maxTokens: number, count: TextCount
 export function truncateStart(text: string, maxTokens: number, count: TextCounter): string {
   const tokens = count(text)
   if (tokens <= maxTokens) return text
-  const start = wholeStart(text, text.length - Math.max(0, Math.floor((text.length * maxTokens) / tokens) - 40))
+  const start = safeStart(text, text.length - Math.max(0, Math.floor((text.length * maxTokens) / tokens) - 40))
   return `[… ${start.toLocaleString('en-US')} characters cut …] ${text.slice(start)}`
-}
-
-// A cut between the halves of a surrogate pair (an emoji, a rare CJK character) leaves a lone
-// surrogate, which JSON.stringify writes as `\ud83d`: strict provider parsers refuse the whole
-// request, and a replacement is stored in the log, so every later request would fail.
-
-/** The largest index ≤ `end` that does not split a surrogate pair. */
-function wholeEnd(text: string, end: number): number {
-  return end > 0 && end < text.length && isLowSurrogate(text.charCodeAt(end)) ? end - 1 : end
-}
-
-/** The smallest index ≥ `start` that does not split a surrogate pair. */
-function wholeStart(text: string, start: number): number {
-  return start > 0 && start < text.length && isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff
 }
 
 /**

@@ -14,6 +14,7 @@ export type {
   ToolResultBlock,
 } from './content'
 export { text } from './content'
+export { safeEnd, safeStart } from './text-cut'
 export { CallId, MessageId, newCallId, newMessageId } from './ids'
 export { deepFreeze } from './json'
 export type { JsonObject, JsonSchema, JsonValue } from './json'

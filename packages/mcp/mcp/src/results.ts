@@ -1,4 +1,4 @@
-import type { ContentBlock, TextBlock } from '@deepseek-ai/dsh-llm'
+import { safeEnd, safeStart, type ContentBlock, type TextBlock } from '@deepseek-ai/dsh-llm'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { callError } from './errors'
 import type { Redactor } from './redact'
@@ -186,18 +186,7 @@ function cutMiddle(text: string, keep: number): string {
   // The note for the whole text is at least as long as the one written.
   const own = Math.max(0, keep - cutNote(text.length).length)
   const headEnd = safeEnd(text, Math.ceil(own / 2))
-  let tailStart = text.length - Math.floor(own / 2)
-  if (tailStart > 0 && tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart++
+  const tailStart = safeStart(text, text.length - Math.floor(own / 2))
   return `${text.slice(0, headEnd)}${cutNote(tailStart - headEnd)}${text.slice(tailStart)}`
 }
 
-/** The largest index ≤ `end` that does not split a surrogate pair. */
-function safeEnd(text: string, end: number): number {
-  if (end <= 0 || end >= text.length) return Math.max(0, Math.min(end, text.length))
-  const code = text.charCodeAt(end - 1)
-  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff
-}

@@ -4,6 +4,8 @@
  * left out, so the model can tell a short text from a cut one.
  */
 
+import { safeEnd } from '@deepseek-ai/dsh-llm'
+
 /** `text` cut to at most `max` characters (code units), with `…` at the end when cut. */
 export function clipText(text: string, max: number): string {
   if (text.length <= max) return text
@@ -17,12 +19,6 @@ export function clipLine(line: string, max: number): string {
   return `${line.slice(0, end)}… [${line.length - end} more characters]`
 }
 
-/** The largest index ≤ `end` that does not split a surrogate pair. */
-export function safeEnd(text: string, end: number): number {
-  if (end <= 0 || end >= text.length) return Math.max(0, Math.min(end, text.length))
-  const code = text.charCodeAt(end - 1)
-  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end
-}
 
 /**
  * The lines of a text file: split on `\n`, a final newline ends the last
