@@ -3,6 +3,7 @@
 // agent goes on taking work. It used to fail the agent for good (APPEND_REFUSED): the person had to
 // dispose it and resume the session.
 import { describe, expect, it } from 'vitest'
+import type { Agent } from '@deepseek-ai/dsh-agent'
 import { createUserMessage, type AssistantMessage } from '@deepseek-ai/dsh-llm'
 import { spine, trace } from '@deepseek-ai/dsh-testkit'
 
@@ -30,6 +31,26 @@ function secondTurn(answer: string, header: boolean): string[] {
   ]
 }
 
+/** The person's two prompts, each awaited: the first meets the spoiling listener, the second shows the agent goes on. */
+async function goThenAgain(a: Agent): Promise<void> {
+  a.followup('go')
+  await a.whenIdle()
+  a.followup('again')
+  await a.whenIdle()
+}
+
+/** The trace of a first turn ended by a listener's value before the model was called, then the second turn. */
+const refusedBeforeTheModel = [
+  'inbox/enqueue next-turn "go"',
+  'inbox/dequeue',
+  'turn/start 1 prompt',
+  'step/start 1.1',
+  'step/end 1.1',
+  'turn/end 1 error INVALID_DECISION',
+  // The first turn never called the model: the second gets its first answer.
+  ...secondTurn('first', true),
+]
+
 describe('a listener value the log refuses fails the turn, not the agent (R-ERR-1)', () => {
   const call = { type: 'tool-call' as const, id: 'call_1', name: 'look', arguments: '{}' }
   it.each([
@@ -52,10 +73,7 @@ describe('a listener value the log refuses fails the turn, not the agent (R-ERR-
       once = false
       return spoil(message) as never
     })
-    a.followup('go')
-    await a.whenIdle()
-    a.followup('again')
-    await a.whenIdle()
+    await goThenAgain(a)
     expect(trace(a.session)).toEqual([
       'inbox/enqueue next-turn "go"',
       'inbox/dequeue',
@@ -80,20 +98,8 @@ describe('a listener value the log refuses fails the turn, not the agent (R-ERR-
       once = false
       return { kind: 'enter', messages: [{ ...createUserMessage('mine'), render: () => 'x' } as never] }
     })
-    a.followup('go')
-    await a.whenIdle()
-    a.followup('again')
-    await a.whenIdle()
-    expect(trace(a.session)).toEqual([
-      'inbox/enqueue next-turn "go"',
-      'inbox/dequeue',
-      'turn/start 1 prompt',
-      'step/start 1.1',
-      'step/end 1.1',
-      'turn/end 1 error INVALID_DECISION',
-      // The first turn never called the model: the second gets its first answer.
-      ...secondTurn('first', true),
-    ])
+    await goThenAgain(a)
+    expect(trace(a.session)).toEqual(refusedBeforeTheModel)
     expect(errors).toEqual([
       '1.1 INVALID_DECISION: agent/pre-step: a listener returned a malformed value (user/message data.message.render is a function, which JSON drops)',
     ])
@@ -108,20 +114,8 @@ describe('a listener value the log refuses fails the turn, not the agent (R-ERR-
       once = false
       return { ...decision, content: [{ type: 'text', text: 'hi', score: Number.NaN } as never] }
     })
-    a.followup('go')
-    await a.whenIdle()
-    a.followup('again')
-    await a.whenIdle()
-    expect(trace(a.session)).toEqual([
-      'inbox/enqueue next-turn "go"',
-      'inbox/dequeue',
-      'turn/start 1 prompt',
-      'step/start 1.1',
-      'step/end 1.1',
-      'turn/end 1 error INVALID_DECISION',
-      // The first turn never called the model: the second gets its first answer.
-      ...secondTurn('first', true),
-    ])
+    await goThenAgain(a)
+    expect(trace(a.session)).toEqual(refusedBeforeTheModel)
     expect(errors).toEqual([
       '1.1 INVALID_DECISION: agent/prompt-submit: a listener returned a malformed value (user/message data.message.content[0].score is NaN, which JSON cannot represent (use a finite number or null))',
     ])
