@@ -90,6 +90,47 @@ describe('HttpExchange: the deadlines', () => {
     await server.closes[0]
   })
 
+  it('a deadline longer than a Node timer can hold (2^31 ms or more, meant as "practically none") does not fire at once', async () => {
+    // Node runs a timer of 2^31 ms or more after 1 ms (with a TimeoutOverflowWarning): every call failed TIMEOUT.
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => void warnings.push(warning.name)
+    process.on('warning', onWarning)
+    try {
+      const arrived = deferred()
+      const sent = deferred()
+      const more = deferred()
+      server.answer(async (_req, res) => {
+        arrived.resolve()
+        await sent.promise
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        res.write('data: one\n')
+        await more.promise
+        res.end('data: two\n')
+      })
+      const stream = streamExchange(post({ deadlines: { requestTimeoutMs: 2 ** 31, idleTimeoutMs: 30 * 86_400_000 } }))
+      const first = stream.next()
+      // Headers only once the request is at the server (or the call ended), the rest of the body once the first chunk is read.
+      await Promise.race([arrived.promise, first])
+      sent.resolve()
+      const chunks = [(await first).value]
+      const second = stream.next()
+      more.resolve()
+      chunks.push((await second).value, (await stream.next()).value)
+      // The warning is emitted on a later tick than the timer that overflowed.
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      expect({ chunks, warnings }).toEqual({
+        chunks: [
+          { type: 'text-delta', index: 0, text: 'one' },
+          { type: 'text-delta', index: 0, text: 'two' },
+          { type: 'finish', reason: { kind: 'stop' } },
+        ],
+        warnings: [],
+      })
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
   it('a refused connection is TRANSPORT naming the cause', async () => {
     const gone = await LocalServer.start()
     const url = `${gone.url}/v1/stream`

@@ -10,6 +10,8 @@ export type BodyReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint
  *
  * `requestTimeoutMs` runs from the request until the response headers;
  * `idleTimeoutMs` runs only while the adapter waits for the next body bytes.
+ * A deadline of 2^31 ms or more (longer than a Node timer can hold) waits
+ * 2^31 − 1 ms, about 24.8 days: for practical purposes none.
  */
 export interface HttpDeadlines {
   readonly requestTimeoutMs: number
@@ -37,6 +39,9 @@ export function causeOf(error: unknown): string {
   }
   return parts.join(': ') || String(error)
 }
+
+/** The longest delay a Node timer holds (2^31 − 1 ms, about 24.8 days). */
+const LONGEST_TIMER_MS = 2_147_483_647
 
 /**
  * One HTTP exchange of an adapter with its provider: an `AbortController`
@@ -81,10 +86,12 @@ export class HttpExchange {
 
   private arm(kind: 'request' | 'idle', ms: number): void {
     clearTimeout(this.timer)
+    // Node runs a timer longer than it can hold after 1 ms (with a warning): a deadline of 2^31 ms or more, set to
+    // mean "practically none", would fail every call at once. Held to the longest timer, it fires after ~24.8 days.
     this.timer = setTimeout(() => {
       this.timedOut = kind
       this.controller.abort()
-    }, ms)
+    }, ms > LONGEST_TIMER_MS ? LONGEST_TIMER_MS : ms)
   }
 
   /**
