@@ -152,6 +152,12 @@ describe('HttpExchange: the deadlines', () => {
     await server.closes[0]
   })
 
+  it('a signal already aborted when the exchange starts sends nothing: the call is one aborted finish', async () => {
+    server.answer(reply(200, 'data: one\n', { 'content-type': 'text/event-stream' }))
+    const chunks = await collect(streamExchange(post({ signal: AbortSignal.abort() })))
+    expect({ chunks, received: server.bodies }).toEqual({ chunks: [{ type: 'finish', reason: { kind: 'aborted' } }], received: [] })
+  })
+
   it('a consumer that stops reading closes the connection of an unfinished stream', async () => {
     server.answer((_req, res, closed) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' })

@@ -1,3 +1,4 @@
+import { abortedNow } from '../abort-read'
 import type { LlmFailure } from '../failure'
 import type { Secrets } from '../redact'
 import type { StreamChunk } from '../stream'
@@ -62,7 +63,7 @@ export class HttpExchange {
   private readonly onAbort = () => this.controller.abort()
 
   /**
-   * @param caller the call's own signal; its abort is the caller's, not a failure.
+   * @param caller the call's own signal; its abort is the caller's, not a failure. Already aborted, the exchange starts aborted (`request()` sends nothing).
    * @param provider the provider name failure messages use (readable, for the adapter's own messages).
    * @param deadlines the two deadlines (any object with both fields, e.g. a resolved provider config).
    */
@@ -71,7 +72,10 @@ export class HttpExchange {
     readonly provider: string,
     private readonly deadlines: HttpDeadlines,
   ) {
-    caller?.addEventListener('abort', this.onAbort, { once: true })
+    // A signal that aborted before the exchange began fires no more 'abort' event: nothing may be sent for it.
+    // (`abortedNow`: the once-per-call read that does not miss V8's caches on each new Node 20 signal.)
+    if (caller !== undefined && abortedNow(caller)) this.controller.abort()
+    else caller?.addEventListener('abort', this.onAbort, { once: true })
   }
 
   /** The signal `request()` passes to `fetch`. */
