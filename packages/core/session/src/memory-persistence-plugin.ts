@@ -1,50 +1,41 @@
+import { persistLiveSessions } from './backend/persist-live-sessions'
 import type { Context } from './cordis'
 import { SessionError } from './errors'
-import { MemorySessionPersistence } from './memory-persistence'
+import { liveBackend, MemorySessionPersistence } from './memory-persistence'
 import type { SessionPersistence } from './persistence'
-import type { Session } from './session'
-import type { AnySessionEvent } from './types'
 
 export interface MemoryPersistenceConfig {
   /** The backend to mount; a fresh one by default. Pass `previous.reopen()` to resume after a simulated crash. */
   backend?: MemorySessionPersistence
 }
 
-interface Tracked {
-  /** The seq of the first event not handed to the backend yet. */
-  next: number
-}
+/** The holder name of the memory backend's claims (`ctx.sessions.claim`). */
+const HOLDER = 'dsh-session-memory-persistence'
 
 /**
  * Mounts a `MemorySessionPersistence` as `ctx.sessionPersistence` and wires it
- * to `ctx.sessions` the way a real backend is wired:
+ * to `ctx.sessions` with `persistLiveSessions`, the wiring of
+ * dsh-session-jsonl and dsh-session-postgres, so it behaves as they do:
  *
- * - `session/created` and `session/event`: hand the backend every event of the
- *   session it has not seen yet, starting at `session.loadedLength` (so a
- *   resumed session's loaded events are not written twice);
- * - `session/flush`: `flush` the backend (everything before is durable);
- * - `session/disposed`: flush and forget the session.
+ * - `session/created` opens the session's writer; a refusal vetoes the
+ *   publication (`SESSION_EXISTS`, `SESSION_LOCKED`); a vetoed publication
+ *   stores nothing;
+ * - `session/event` queues the event (globally: sessions of agent-scoped
+ *   contexts too), `session/flush` stores what is queued, `session/disposed`
+ *   stores the rest and lets go of the session;
+ * - unplugging the plugin alone stops persisting the live sessions: their
+ *   flushes reject with `PERSISTENCE_DETACHED`; disposing the whole app
+ *   keeps writing each live session until its owner disposes it.
  *
  * `delete` of a session that is live in `ctx.sessions` rejects with
  * `SESSION_LIVE`.
  */
 export const memoryPersistence = {
-  name: 'dsh-session-memory-persistence',
+  name: HOLDER,
   inject: ['sessions'],
   apply(ctx: Context, config: MemoryPersistenceConfig = {}) {
     const backend = config.backend ?? new MemorySessionPersistence()
-    const tracked = new Map<Session, Tracked>()
-
-    const handOver = (session: Session): Promise<void> => {
-      let state = tracked.get(session)
-      if (!state) tracked.set(session, (state = { next: session.loadedLength }))
-      const { events } = session
-      if (state.next >= events.length) return Promise.resolve()
-      const batch: AnySessionEvent[] = events.slice(state.next)
-      state.next = events.length
-      return backend.append(session.id, batch)
-    }
-
+    const logger = ctx.logger('session-memory')
     const facade: SessionPersistence = {
       append: (id, events) => backend.append(id, events),
       flush: (id) => backend.flush(id),
@@ -59,17 +50,9 @@ export const memoryPersistence = {
       },
     }
     ctx.provide('sessionPersistence', facade)
-
-    ctx.on('session/created', (session) => void handOver(session))
-    ctx.on('session/event', (session) => void handOver(session))
-    ctx.on('session/flush', async (session) => {
-      await handOver(session)
-      await backend.flush(session.id)
-    })
-    ctx.on('session/disposed', (session) => {
-      const done = handOver(session).then(() => backend.flush(session.id))
-      tracked.delete(session)
-      return done
-    })
+    persistLiveSessions(
+      ctx,
+      backend[liveBackend](HOLDER, (error) => logger.warn(error)),
+    )
   },
 }
