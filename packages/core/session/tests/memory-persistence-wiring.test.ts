@@ -1,4 +1,5 @@
 import { Context } from 'cordis'
+import { scoped } from '@deepseek-ai/dsh-scope'
 import { describe, expect, it } from 'vitest'
 import Sessions, { MemorySessionPersistence, memoryPersistence, SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
 import { closedTurn, openTurn } from './helpers'
@@ -90,6 +91,17 @@ describe('memoryPersistence refuses what the file backends refuse', () => {
     detach()
     await ctx.sessionPersistence.flush(resumed.id)
     expect((await backend.reopen().load(resumed.id)).events).toEqual(plain(resumed.events))
+  })
+
+  it('listens globally: sessions reach it even when it is mounted in an agent-scoped context', async () => {
+    const backend = new MemorySessionPersistence()
+    const ctx = new Context()
+    await ctx.plugin(Sessions)
+    await scoped(ctx, 'some-agent').plugin(memoryPersistence, { backend })
+    const session = ctx.sessions.create('other-agent')
+    closedTurn(session, 1)
+    await ctx.sessions.flush(session)
+    expect((await backend.reopen().load(SessionId('other-agent'))).events).toEqual(plain(session.events))
   })
 
   it('a publication vetoed by another listener stores nothing and leaves the id free', async () => {
