@@ -1,6 +1,28 @@
 import Schema from 'schemastery'
 import type { JsonObject } from '@deepseek-ai/dsh-llm'
 
+/**
+ * The images one request may carry. The Messages API refuses the whole
+ * request when any of these is exceeded, and since a session's history only
+ * grows, it would refuse every later request too; the adapter sends a short
+ * text note in place of each image it leaves out instead (see `ImageBudget`).
+ * Sizes are counted in base64 characters, as the API counts them.
+ */
+export interface ImageLimits {
+  /** Images per request (the API's limit: 100, or 600 for models with a 1M-token window). */
+  maxImages?: number
+  /** Base64 characters of one image (the API refuses an image over 5 MB). */
+  maxImageBytes?: number
+  /** Base64 characters of all the images of a request (the API refuses a request over 32 MB; the rest is left for text). */
+  maxTotalBytes?: number
+  /** Pixels on either side of one image (the API refuses an image over 8000 px). */
+  maxSide?: number
+  /** Over this many images in one request, `manySide` applies instead of `maxSide`. */
+  manyImages?: number
+  /** Pixels on either side of one image in a request with more than `manyImages` images (the API's limit: 2000 px). */
+  manySide?: number
+}
+
 /** The names of the built-in provider presets. */
 export type PresetName = 'anthropic' | 'deepseek-anthropic'
 
@@ -36,6 +58,8 @@ export interface ModelConfig {
   thinking?: ThinkingMode
   /** For `thinking: 'budget'`: the thinking tokens of each effort. */
   thinkingBudgets?: Record<string, number>
+  /** Image limits of this model's requests; each field given overrides the provider's. */
+  images?: ImageLimits
   /** Extra top-level body fields for this model; they override the provider's. */
   extraBody?: JsonObject
 }
@@ -74,6 +98,12 @@ export interface ProviderConfig {
   requestTimeoutMs?: number
   /** Milliseconds the response body may stay silent (a `ping` counts) before failing with `TIMEOUT`. */
   idleTimeoutMs?: number
+  /**
+   * The images a request may carry (count, bytes, pixels). Each field left
+   * out is the Messages API's documented limit (`imageLimitDefaults`); images
+   * past them are left out of the request with a note (see `ImageBudget`).
+   */
+  images?: ImageLimits
   /** Extra HTTP headers sent with every request (e.g. `anthropic-beta`). */
   headers?: Record<string, string>
   /** Extra top-level body fields for every request of this provider. */
@@ -88,6 +118,15 @@ export interface AnthropicConfig {
 
 const presetSchema = Schema.union(['anthropic', 'deepseek-anthropic'] as const)
 
+export const ImageLimits: Schema<ImageLimits> = Schema.object({
+  maxImages: Schema.natural().min(1).description('Images per request.'),
+  maxImageBytes: Schema.natural().min(1).description('Base64 characters of one image.'),
+  maxTotalBytes: Schema.natural().min(1).description('Base64 characters of all the images of a request.'),
+  maxSide: Schema.natural().min(1).description('Pixels per side of one image.'),
+  manyImages: Schema.natural().description('Over this many images, manySide applies.'),
+  manySide: Schema.natural().min(1).description('Pixels per side of one image in a request with more than manyImages images.'),
+}) as Schema<ImageLimits>
+
 export const ModelConfig: Schema<ModelConfig> = Schema.object({
   contextWindow: Schema.natural().description('Context window in tokens.'),
   maxOutputTokens: Schema.natural().description('Largest accepted max_tokens.'),
@@ -95,6 +134,7 @@ export const ModelConfig: Schema<ModelConfig> = Schema.object({
   defaultReasoningEffort: Schema.string().description('Effort used when a call names none.'),
   thinking: Schema.union(['adaptive', 'budget', 'effort'] as const).description('How the effort is sent.'),
   thinkingBudgets: Schema.dict(Schema.natural()).description('Thinking tokens per effort (thinking: budget).'),
+  images: ImageLimits.description('Image limits of this model (override the provider).'),
   extraBody: Schema.dict(Schema.any()).description('Extra request body fields for this model.'),
 }) as Schema<ModelConfig>
 
@@ -111,6 +151,7 @@ export const ProviderConfig: Schema<ProviderConfig> = Schema.object({
   apiVersion: Schema.string().description('The anthropic-version header.'),
   requestTimeoutMs: Schema.natural().description('Timeout for the response headers, in milliseconds.'),
   idleTimeoutMs: Schema.natural().description('Timeout for a silent response body, in milliseconds.'),
+  images: ImageLimits.description('Images a request may carry; beyond them, a note replaces each image left out.'),
   headers: Schema.dict(Schema.string()).description('Extra HTTP headers.'),
   extraBody: Schema.dict(Schema.any()).description('Extra request body fields.'),
 }) as Schema<ProviderConfig>

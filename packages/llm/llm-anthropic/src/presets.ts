@@ -3,13 +3,18 @@ import type { ModelConfig, PresetName, ProviderConfig } from './config'
 
 const efforts = ['low', 'medium', 'high', 'max']
 
-/** A current Claude model: 1M-token window, 128K output, adaptive thinking driven by the effort. */
+/**
+ * A current Claude model: 1M-token window, 128K output, adaptive thinking
+ * driven by the effort, and 600 images per request (the vision guide: 600 per
+ * API request, 100 for models with a 200k-token window).
+ */
 const adaptive = (defaultReasoningEffort: string): ModelConfig => ({
   contextWindow: 1_000_000,
   maxOutputTokens: 128_000,
   reasoningEfforts: efforts,
   defaultReasoningEffort,
   thinking: 'adaptive',
+  images: { maxImages: 600 },
 })
 
 /** A DeepSeek V4 model behind the Anthropic-compatible endpoint: the effort goes as `output_config.effort`. */

@@ -1,5 +1,6 @@
 import { apiKeyCharacterProblem, codePointLabel, deepFreeze, definedFields as given, HTTP_HEADER_NAME, headerValueProblem, parseBaseUrl, type JsonObject } from '@deepseek-ai/dsh-llm'
-import type { ModelConfig, PresetName, ProviderConfig, ThinkingMode } from './config'
+import type { ImageLimits, ModelConfig, PresetName, ProviderConfig, ThinkingMode } from './config'
+import { imageLimitDefaults } from './image-budget'
 import { presets } from './presets'
 
 /**
@@ -28,6 +29,7 @@ export interface ResolvedProvider {
   readonly models: Readonly<Record<string, Readonly<ModelConfig>>>
   readonly defaultMaxTokens: number
   readonly cacheBreakpoints: boolean
+  readonly images: Readonly<Required<ImageLimits>>
   readonly apiVersion: string
   readonly requestTimeoutMs: number
   readonly idleTimeoutMs: number
@@ -64,7 +66,42 @@ function positive(value: unknown, field: string, where: string): number {
   return value
 }
 
+const imageFields = Object.keys(imageLimitDefaults) as Array<keyof ImageLimits & string>
+
+/** `images` with its undefined fields dropped, every field checked (a positive integer; `manyImages` may be 0). */
+function imageLimits(images: ImageLimits | undefined, field: string, where: string): ImageLimits {
+  if (images === undefined) return {}
+  if (images === null || typeof images !== 'object') throw new AnthropicConfigError(`${where}: ${field} must be an object of limits`)
+  const out: ImageLimits = {}
+  for (const key of imageFields) {
+    const value = images[key]
+    if (value === undefined) continue
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < (key === 'manyImages' ? 0 : 1)) {
+      throw new AnthropicConfigError(`${where}: ${field}.${key} must be a ${key === 'manyImages' ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`)
+    }
+    out[key] = value
+  }
+  return out
+}
+
+function fits(images: Required<ImageLimits>, field: string, where: string): Required<ImageLimits> {
+  if (images.maxImageBytes > images.maxTotalBytes) {
+    throw new AnthropicConfigError(
+      `${where}: ${field}.maxImageBytes (${images.maxImageBytes}) must not exceed ${field}.maxTotalBytes (${images.maxTotalBytes}): one image must fit in a request`,
+    )
+  }
+  return images
+}
+
+/** The provider's image limits (defaults, preset, own), each model's over them checked too. */
+function resolveImages(preset: ImageLimits | undefined, own: ImageLimits | undefined, models: Record<string, ModelConfig>, where: string): Required<ImageLimits> {
+  const images = fits({ ...imageLimitDefaults, ...imageLimits(preset, 'images', where), ...imageLimits(own, 'images', where) }, 'images', where)
+  for (const [id, caps] of Object.entries(models)) if (caps.images) fits({ ...images, ...caps.images }, `models.${id}.images`, where)
+  return images
+}
+
 function checkModel(id: string, caps: ModelConfig, where: string): void {
+  if (caps.images !== undefined) caps.images = imageLimits(caps.images, `models.${id}.images`, where)
   const efforts = caps.reasoningEfforts
   if (efforts !== undefined && (!Array.isArray(efforts) || efforts.some((e) => typeof e !== 'string' || !e))) {
     throw new AnthropicConfigError(`${where}: models.${id}.reasoningEfforts must be a list of non-empty strings`)
@@ -92,7 +129,8 @@ function mergeModels(base: ProviderConfig['models'], own: ProviderConfig['models
   for (const [id, caps] of Object.entries(base ?? {})) out[id] = { ...caps }
   for (const [id, caps] of Object.entries(own ?? {})) {
     if (caps === null || typeof caps !== 'object') throw new AnthropicConfigError(`${where}: models.${id} must be an object of capabilities`)
-    out[id] = { ...out[id], ...given(caps) }
+    const images = out[id]?.images && caps.images ? { ...out[id].images, ...given(caps.images) } : undefined
+    out[id] = { ...out[id], ...given(caps), ...(images ? { images } : {}) }
   }
   for (const [id, caps] of Object.entries(out)) checkModel(id, caps, where)
   return out
@@ -134,6 +172,7 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
     }
     headers[key] = value
   }
+  const models = mergeModels(preset.models, own.models, where)
   return deepFreeze(
     structuredClone({
       name,
@@ -141,9 +180,10 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
       ...(apiKey ? { apiKey } : {}),
       ...(merged.apiKeyEnv ? { apiKeyEnv: merged.apiKeyEnv } : {}),
       ...(merged.defaultModel ? { defaultModel: merged.defaultModel } : {}),
-      models: mergeModels(preset.models, own.models, where),
+      models,
       defaultMaxTokens: positive(merged.defaultMaxTokens, 'defaultMaxTokens', where),
       cacheBreakpoints: merged.cacheBreakpoints !== false,
+      images: resolveImages(preset.images, own.images, models, where),
       apiVersion: merged.apiVersion,
       requestTimeoutMs: positive(merged.requestTimeoutMs, 'requestTimeoutMs', where),
       idleTimeoutMs: positive(merged.idleTimeoutMs, 'idleTimeoutMs', where),

@@ -1,5 +1,6 @@
 import { isFromRoute, LlmError, type ContentBlock, type GenerateOptions, type JsonObject, type Message } from '@deepseek-ai/dsh-llm'
-import type { ModelConfig } from './config'
+import type { ImageLimits, ModelConfig } from './config'
+import { ImageBudget, imageLimitDefaults } from './image-budget'
 import type { ResolvedProvider } from './provider'
 
 /** A prompt-cache breakpoint: the prefix up to and including the block that carries it is cached. */
@@ -27,10 +28,6 @@ function badRequest(message: string): LlmError {
   return new LlmError({ code: 'BAD_REQUEST', message })
 }
 
-function image(block: Extract<ContentBlock, { type: 'image' }>): WireBlock {
-  return { type: 'image', source: { type: 'base64', media_type: block.mediaType, data: block.data } }
-}
-
 /**
  * A tool call's arguments as the `input` object the API wants. Arguments that
  * are not a JSON object (a model that streamed broken JSON, which the loop
@@ -46,12 +43,12 @@ function toolInput(args: string): JsonObject {
   }
 }
 
-function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where: string): WireBlock {
+function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where: string, images: ImageBudget): WireBlock {
   const content: Array<Extract<WireBlock, { type: 'text' | 'image' }>> = []
   block.content.forEach((inner, i) => {
     if (inner.type === 'text') {
       if (inner.text) content.push({ type: 'text', text: inner.text })
-    } else if (inner.type === 'image') content.push(image(inner) as Extract<WireBlock, { type: 'image' }>)
+    } else if (inner.type === 'image') content.push(images.image(inner))
     else throw badRequest(`${where}.content[${i}] is a "${inner.type}" block inside a tool result; the Anthropic adapter can send only text and images there`)
   })
   const out: WireBlock = { type: 'tool_result', tool_use_id: block.toolCallId }
@@ -60,15 +57,15 @@ function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where
   return out
 }
 
-function userBlocks(message: Message, where: string): WireBlock[] {
+function userBlocks(message: Message, where: string, images: ImageBudget): WireBlock[] {
   const results: WireBlock[] = []
   const rest: WireBlock[] = []
   message.content.forEach((block, i) => {
     const at = `${where}.content[${i}]`
-    if (block.type === 'tool-result') results.push(toolResult(block, at))
+    if (block.type === 'tool-result') results.push(toolResult(block, at, images))
     else if (block.type === 'text') {
       if (block.text) rest.push({ type: 'text', text: block.text })
-    } else if (block.type === 'image') rest.push(image(block))
+    } else if (block.type === 'image') rest.push(images.image(block))
     else throw badRequest(`${at} is a "${block.type}" block in a user message; the Anthropic adapter sends only text, image and tool-result blocks there`)
   })
   // The API wants the tool results first in the message that answers the calls.
@@ -110,15 +107,24 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
  *   `redacted-reasoning` as `redacted_thinking`, only on an assistant message
  *   of this provider and model (`isFromRoute`); reasoning without a signature,
  *   or of another route, is not sent.
+ * - Images stay within `limits` (the API's documented ones by default): an
+ *   image left out is replaced by a text note saying why, the oldest first and
+ *   in batches, as `ImageBudget` describes. The messages given are not changed.
  * - Message ids and `source` are never sent; an unknown block type is refused
  *   with `BAD_REQUEST`, never dropped.
  */
-export function toWireMessages(messages: readonly Message[], provider: string, model: string): WireMessage[] {
+export function toWireMessages(
+  messages: readonly Message[],
+  provider: string,
+  model: string,
+  limits: Readonly<Required<ImageLimits>> = imageLimitDefaults,
+): WireMessage[] {
   const out: WireMessage[] = []
+  const images = new ImageBudget(limits)
   messages.forEach((message, i) => {
     const where = `messages[${i}]`
     let content: WireBlock[]
-    if (message.role === 'user') content = userBlocks(message, where)
+    if (message.role === 'user') content = userBlocks(message, where, images)
     else if (message.role === 'assistant') content = assistantBlocks(message, where, isFromRoute(message, provider, model))
     else throw badRequest(`${where} has role ${JSON.stringify((message as Message).role)}; expected "user" or "assistant"`)
     if (content.length === 0) return
@@ -127,6 +133,7 @@ export function toWireMessages(messages: readonly Message[], provider: string, m
       previous.content = message.role === 'user' ? mergeUser(previous.content, content) : previous.content.concat(content)
     } else out.push({ role: message.role, content })
   })
+  images.settle()
   return out
 }
 
@@ -205,7 +212,7 @@ export function requestBody(options: GenerateOptions, model: string, caps: Reado
       return wire
     })
   }
-  const messages = toWireMessages(options.messages, options.provider, model)
+  const messages = toWireMessages(options.messages, options.provider, model, caps?.images ? { ...provider.images, ...caps.images } : provider.images)
   if (cache) placeMessageBreakpoints(messages)
   body.messages = messages
   Object.assign(body, thinkingFields(options.reasoningEffort, caps, maxTokens))

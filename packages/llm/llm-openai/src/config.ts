@@ -1,6 +1,22 @@
 import Schema from 'schemastery'
 import type { JsonObject } from '@deepseek-ai/dsh-llm'
 
+/**
+ * The images one request may carry; a limit left out is not enforced. A
+ * provider refuses the whole request when one is exceeded, and since a
+ * session's history only grows it would refuse every later request too; the
+ * adapter sends a short text note in place of each image it leaves out
+ * instead (see `ImageBudget`). Sizes are counted in base64 characters.
+ */
+export interface ImageLimits {
+  /** Images per request (OpenAI: 500). */
+  maxImages?: number
+  /** Base64 characters of one image (OpenAI: 20 MB). */
+  maxImageBytes?: number
+  /** Base64 characters of all the images of a request (OpenAI: 50 MB). */
+  maxTotalBytes?: number
+}
+
 /** The names of the built-in provider presets. */
 export type PresetName = 'deepseek' | 'openai'
 
@@ -29,6 +45,8 @@ export interface ModelConfig {
    * Default `false`: reasoning stays in the session log but is not sent.
    */
   replayReasoning?: boolean
+  /** Image limits of this model's requests; each field given overrides the provider's. */
+  images?: ImageLimits
   /** Extra top-level body fields for this model (e.g. `{ thinking: { type: 'disabled' } }`); they override the provider's. */
   extraBody?: JsonObject
 }
@@ -57,6 +75,12 @@ export interface ProviderConfig {
   requestTimeoutMs?: number
   /** Milliseconds the response body may stay silent (no byte, keep-alive comments count) before failing with `TIMEOUT`. */
   idleTimeoutMs?: number
+  /**
+   * The images a request may carry. The OpenAI preset sets OpenAI's limits;
+   * other servers have their own (vLLM's `--limit-mm-per-prompt`, for one), so
+   * without a preset nothing is enforced until this is set.
+   */
+  images?: ImageLimits
   /** Extra HTTP headers sent with every request (e.g. `OpenAI-Organization`). */
   headers?: Record<string, string>
   /** The body field for `maxTokens`. */
@@ -75,12 +99,19 @@ export interface OpenAiConfig {
 
 const presetSchema = Schema.union(['deepseek', 'openai'] as const)
 
+export const ImageLimits: Schema<ImageLimits> = Schema.object({
+  maxImages: Schema.natural().min(1).description('Images per request.'),
+  maxImageBytes: Schema.natural().min(1).description('Base64 characters of one image.'),
+  maxTotalBytes: Schema.natural().min(1).description('Base64 characters of all the images of a request.'),
+}) as Schema<ImageLimits>
+
 export const ModelConfig: Schema<ModelConfig> = Schema.object({
   contextWindow: Schema.natural().description('Context window in tokens.'),
   maxOutputTokens: Schema.natural().description('Largest accepted output limit in tokens.'),
   reasoningEfforts: Schema.array(Schema.string()).description('Accepted `reasoning_effort` values.'),
   defaultReasoningEffort: Schema.string().description('Effort used when a call names none.'),
   replayReasoning: Schema.boolean().description('Send earlier reasoning back as `reasoning_content`.'),
+  images: ImageLimits.description('Image limits of this model (override the provider).'),
   extraBody: Schema.dict(Schema.any()).description('Extra request body fields for this model.'),
 }) as Schema<ModelConfig>
 
@@ -94,6 +125,7 @@ export const ProviderConfig: Schema<ProviderConfig> = Schema.object({
   models: Schema.dict(ModelConfig).description('Capabilities per model id.'),
   requestTimeoutMs: Schema.natural().description('Timeout for the response headers, in milliseconds.'),
   idleTimeoutMs: Schema.natural().description('Timeout for a silent response body, in milliseconds.'),
+  images: ImageLimits.description('Images a request may carry; beyond them, a note replaces each image left out.'),
   headers: Schema.dict(Schema.string()).description('Extra HTTP headers.'),
   maxTokensParam: Schema.union(['max_tokens', 'max_completion_tokens'] as const).description('Body field for the output limit.'),
   streamUsage: Schema.boolean().description('Ask for token usage at the end of the stream.'),

@@ -14,6 +14,8 @@ import type { PresetName, ProviderConfig } from './config'
  *
  * OpenAI: its reasoning models reject `max_tokens`, so the preset sends
  * `max_completion_tokens`; the reasoning models accept `reasoning_effort`.
+ * Its image limits are the vision guide's (counted here in base64
+ * characters, which are more than the image's bytes: a margin).
  */
 export const presets: Readonly<Record<PresetName, Readonly<ProviderConfig>>> = deepFreeze({
   deepseek: {
@@ -48,6 +50,8 @@ export const presets: Readonly<Record<PresetName, Readonly<ProviderConfig>>> = d
     defaultModel: 'gpt-4.1',
     maxTokensParam: 'max_completion_tokens',
     idleTimeoutMs: 300_000,
+    // The vision guide's image input requirements: 500 images, 50 MB of images per request, 20 MB each.
+    images: { maxImages: 500, maxImageBytes: 20_000_000, maxTotalBytes: 50_000_000 },
     models: {
       'gpt-4.1': { contextWindow: 1_047_576, maxOutputTokens: 32_768 },
       'gpt-4.1-mini': { contextWindow: 1_047_576, maxOutputTokens: 32_768 },

@@ -8,7 +8,7 @@ import {
   parseBaseUrl,
   type JsonObject,
 } from '@deepseek-ai/dsh-llm'
-import type { MaxTokensParam, ModelConfig, PresetName, ProviderConfig } from './config'
+import type { ImageLimits, MaxTokensParam, ModelConfig, PresetName, ProviderConfig } from './config'
 import { presets } from './presets'
 
 /**
@@ -45,6 +45,8 @@ export interface ResolvedProvider {
   readonly requestTimeoutMs: number
   readonly idleTimeoutMs: number
   readonly headers: Readonly<Record<string, string>>
+  /** Only the limits given (preset, then own); an absent one is not enforced. */
+  readonly images: Readonly<ImageLimits>
   readonly maxTokensParam: MaxTokensParam
   readonly streamUsage: boolean
   readonly extraBody: Readonly<JsonObject>
@@ -99,6 +101,29 @@ function positive(value: unknown, field: string, where: string): number {
   return value
 }
 
+const imageFields = ['maxImages', 'maxImageBytes', 'maxTotalBytes'] as const
+
+/** `images` with its undefined fields dropped, every field checked (a positive integer). */
+function imageLimits(images: ImageLimits | undefined, field: string, where: string): ImageLimits {
+  if (images === undefined) return {}
+  if (images === null || typeof images !== 'object') throw new OpenAiConfigError(`${where}: ${field} must be an object of limits`)
+  const out: ImageLimits = {}
+  for (const key of imageFields) {
+    const value = images[key]
+    if (value === undefined) continue
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new OpenAiConfigError(`${where}: ${field}.${key} must be a positive integer, got ${JSON.stringify(value)}`)
+    }
+    out[key] = value
+  }
+  if (out.maxImageBytes !== undefined && out.maxTotalBytes !== undefined && out.maxImageBytes > out.maxTotalBytes) {
+    throw new OpenAiConfigError(
+      `${where}: ${field}.maxImageBytes (${out.maxImageBytes}) must not exceed ${field}.maxTotalBytes (${out.maxTotalBytes}): one image must fit in a request`,
+    )
+  }
+  return out
+}
+
 function mergeModels(
   base: Readonly<Record<string, Readonly<ModelConfig>>> | undefined,
   own: Record<string, ModelConfig> | undefined,
@@ -110,7 +135,8 @@ function mergeModels(
     if (caps === null || typeof caps !== 'object') {
       throw new OpenAiConfigError(`${where}: models.${id} must be an object of capabilities`)
     }
-    out[id] = { ...out[id], ...given(caps) }
+    const images = out[id]?.images && caps.images ? { ...out[id].images, ...given(caps.images) } : undefined
+    out[id] = { ...out[id], ...given(caps), ...(images ? { images } : {}) }
   }
   for (const [id, caps] of Object.entries(out)) {
     const efforts = caps.reasoningEfforts
@@ -181,6 +207,13 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
     if (problem !== undefined) throw new OpenAiConfigError(`${where}: the value of header ${key} ${problem}`)
     headers[key] = value
   }
+  const models = mergeModels(preset.models, own.models, where)
+  const images = imageLimits({ ...imageLimits(preset.images, 'images', where), ...imageLimits(own.images, 'images', where) }, 'images', where)
+  for (const [id, caps] of Object.entries(models)) {
+    if (caps.images === undefined) continue
+    caps.images = imageLimits(caps.images, `models.${id}.images`, where)
+    imageLimits({ ...images, ...caps.images }, `models.${id}.images`, where)
+  }
   // Cloned before freezing so the caller's own config objects stay mutable.
   return deepFreeze(structuredClone({
     name,
@@ -188,10 +221,11 @@ export function resolveProvider(input: ProviderConfig | PresetName): ResolvedPro
     ...(apiKey ? { apiKey } : {}),
     ...(merged.apiKeyEnv ? { apiKeyEnv: merged.apiKeyEnv } : {}),
     ...(merged.defaultModel ? { defaultModel: merged.defaultModel } : {}),
-    models: mergeModels(preset.models, own.models, where),
+    models,
     requestTimeoutMs: positive(merged.requestTimeoutMs, 'requestTimeoutMs', where),
     idleTimeoutMs: positive(merged.idleTimeoutMs, 'idleTimeoutMs', where),
     headers,
+    images,
     maxTokensParam: merged.maxTokensParam,
     streamUsage: merged.streamUsage !== false,
     extraBody: { ...preset.extraBody, ...own.extraBody },

@@ -2,16 +2,15 @@ import {
   LlmError,
   type ContentBlock,
   type GenerateOptions,
-  type ImageBlock,
   type JsonObject,
   type Message,
 } from '@deepseek-ai/dsh-llm'
-import type { ModelConfig } from './config'
+import type { ImageLimits, ModelConfig } from './config'
+import { ImageBudget, type WireImage } from './image-budget'
 import type { ResolvedProvider } from './provider'
 
 type TextPart = { type: 'text'; text: string }
-type ImagePart = { type: 'image_url'; image_url: { url: string } }
-type UserPart = TextPart | ImagePart
+type UserPart = TextPart | WireImage
 
 /** One chat-completions message, as sent. */
 export type WireMessage =
@@ -32,10 +31,6 @@ function badRequest(message: string): LlmError {
   return new LlmError({ code: 'BAD_REQUEST', message })
 }
 
-function imagePart(block: ImageBlock): ImagePart {
-  return { type: 'image_url', image_url: { url: `data:${block.mediaType};base64,${block.data}` } }
-}
-
 /** Text-only content becomes one string (every provider accepts it); images make it a parts array. */
 function userContent(parts: UserPart[]): string | UserPart[] {
   if (parts.every((p) => p.type === 'text')) return parts.map((p) => (p as TextPart).text).join(textSeparator)
@@ -44,6 +39,7 @@ function userContent(parts: UserPart[]): string | UserPart[] {
 
 interface Mapping {
   out: WireMessage[]
+  images: ImageBudget
   /** User-side parts held back until the run of `tool` messages ends (see `toWireMessages`). */
   pending: UserPart[]
 }
@@ -60,10 +56,10 @@ function toolResult(
   where: string,
 ): void {
   const texts: string[] = []
-  const images: ImagePart[] = []
+  const images: WireImage[] = []
   block.content.forEach((inner, i) => {
     if (inner.type === 'text') texts.push(inner.text)
-    else if (inner.type === 'image') images.push(imagePart(inner))
+    else if (inner.type === 'image') images.push(mapping.images.image(inner))
     else {
       throw badRequest(
         `${where}.content[${i}] is a "${inner.type}" block inside a tool result; the OpenAI-compatible adapter can send only text and images there`,
@@ -89,7 +85,7 @@ function userMessage(mapping: Mapping, message: Message, where: string): void {
         own.push({ type: 'text', text: block.text })
         break
       case 'image':
-        own.push(imagePart(block))
+        own.push(mapping.images.image(block))
         break
       case 'tool-result':
         toolResult(mapping, block, at)
@@ -168,13 +164,17 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
  *   sent: a conversation that holds them sends the same bytes as one without.
  *   Any block type the adapter does not know is refused with `BAD_REQUEST`
  *   rather than silently dropped.
+ * - Images stay within `limits`: an image left out is replaced by a text part
+ *   saying why, the oldest first and in batches, as `ImageBudget` describes.
+ *   The messages given are not changed.
  */
 export function toWireMessages(
   system: string | undefined,
   messages: readonly Message[],
   replayReasoning: boolean,
+  limits: Readonly<ImageLimits> = {},
 ): WireMessage[] {
-  const mapping: Mapping = { out: [], pending: [] }
+  const mapping: Mapping = { out: [], images: new ImageBudget(limits), pending: [] }
   if (system) mapping.out.push({ role: 'system', content: system })
   messages.forEach((message, i) => {
     const where = `messages[${i}]`
@@ -183,6 +183,7 @@ export function toWireMessages(
     else throw badRequest(`${where} has role ${JSON.stringify((message as Message).role)}; expected "user" or "assistant"`)
   })
   flush(mapping)
+  mapping.images.settle()
   return mapping.out
 }
 
@@ -201,7 +202,7 @@ export function requestBody(
 ): JsonObject {
   const body: Record<string, unknown> = {
     model,
-    messages: toWireMessages(options.system, options.messages, caps?.replayReasoning === true),
+    messages: toWireMessages(options.system, options.messages, caps?.replayReasoning === true, caps?.images ? { ...provider.images, ...caps.images } : provider.images),
   }
   if (options.tools && options.tools.length > 0) {
     body.tools = options.tools.map((tool) => ({
