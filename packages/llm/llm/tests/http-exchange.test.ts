@@ -10,7 +10,7 @@ import {
   type StreamChunk,
   type StreamingPost,
 } from '@deepseek-ai/dsh-llm'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { collect, deferred } from './helpers'
 import { LocalServer, reply } from './http-server'
 
@@ -234,6 +234,32 @@ describe('streamExchange: answers that are not a stream', () => {
     expect(await collect(streamExchange(post()))).toEqual([
       errorFinish({ code: 'BAD_REQUEST', message: 'HTTP 200: {"choices":[]}', requestId: 'req_json' }),
     ])
+  })
+
+  it('a 200 labelled JSON that is an event stream is read as one also when its first read ends inside the first field name', async () => {
+    // A body that hands out its rest only once its first bytes were read: the first read is exactly `first`.
+    const bodies = [['da', 'ta: hello\n'], ['\nevent', ': greeting\ndata: hello\n'], ['i', 'd: 7\ndata: hello\n']].map(([first, rest]) => {
+      const bytes = new TextEncoder()
+      let pulled = false
+      return new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(bytes.encode(first)),
+        pull: (controller) => {
+          if (pulled) return
+          pulled = true
+          controller.enqueue(bytes.encode(rest))
+          controller.close()
+        },
+      })
+    })
+    const answers: StreamChunk[][] = []
+    vi.stubGlobal('fetch', async () => new Response(bodies[answers.length], { status: 200, headers: { 'content-type': 'application/json' } }))
+    try {
+      for (let i = 0; i < bodies.length; i++) answers.push(await collect(streamExchange(post())))
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    const hello = [{ type: 'text-delta', index: 0, text: 'hello' }, { type: 'finish', reason: { kind: 'stop' } }]
+    expect(answers).toEqual([hello, hello, hello])
   })
 
   it('reads an error body only up to the size cap', async () => {

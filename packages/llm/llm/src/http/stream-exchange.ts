@@ -163,6 +163,9 @@ interface PeekedBody {
 /** An SSE field (`data:`, `event:`, `id:`, `retry:`) or comment (`:`) at the start of a body, after blank lines. */
 const EVENT_STREAM_START = /^[\r\n]*(?:data|event|id|retry)?:/
 
+/** Blank lines and then the start of an SSE field's name without its colon yet: a read that ended too early to tell. */
+const FIELD_NAME_START = /^[\r\n]*(?:d(?:a(?:ta?)?)?|e(?:v(?:e(?:nt?)?)?)?|id?|r(?:e(?:t(?:ry?)?)?)?)$/
+
 /**
  * Reads a 2xx body labelled JSON until its first bytes that are not white
  * space (under the idle deadline) and returns a response that yields the
@@ -175,7 +178,8 @@ async function peekBody(response: Response, exchange: HttpExchange): Promise<Pee
   const held: Uint8Array[] = []
   let head = ''
   let ended = false
-  while (head.trim() === '' && head.length < 4096) {
+  // Until the first bytes that are not white space, and past a field name cut by the end of a read (`da` + `ta: …`).
+  while ((head.trim() === '' || FIELD_NAME_START.test(head)) && head.length < 4096) {
     const read = await exchange.read(reader)
     if (read.done) {
       ended = true
