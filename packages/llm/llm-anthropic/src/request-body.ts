@@ -24,6 +24,16 @@ export interface WireMessage {
   content: WireBlock[]
 }
 
+/**
+ * Whether a text block may be sent: the API refuses a text block that is
+ * empty or only whitespace anywhere in the request (`text content blocks
+ * must contain non-whitespace text`), and the history would carry it into
+ * every later request. Such a block says nothing, so it is left out. Stops
+ * at the first character that is not whitespace.
+ */
+const NON_BLANK = /\S/
+const sendable = (text: string): boolean => NON_BLANK.test(text)
+
 function badRequest(message: string): LlmError {
   return new LlmError({ code: 'BAD_REQUEST', message })
 }
@@ -47,7 +57,7 @@ function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where
   const content: Array<Extract<WireBlock, { type: 'text' | 'image' }>> = []
   block.content.forEach((inner, i) => {
     if (inner.type === 'text') {
-      if (inner.text) content.push({ type: 'text', text: inner.text })
+      if (sendable(inner.text)) content.push({ type: 'text', text: inner.text })
     } else if (inner.type === 'image') content.push(images.image(inner))
     else throw badRequest(`${where}.content[${i}] is a "${inner.type}" block inside a tool result; the Anthropic adapter can send only text and images there`)
   })
@@ -64,7 +74,7 @@ function userBlocks(message: Message, where: string, images: ImageBudget): WireB
     const at = `${where}.content[${i}]`
     if (block.type === 'tool-result') results.push(toolResult(block, at, images))
     else if (block.type === 'text') {
-      if (block.text) rest.push({ type: 'text', text: block.text })
+      if (sendable(block.text)) rest.push({ type: 'text', text: block.text })
     } else if (block.type === 'image') rest.push(images.image(block))
     else throw badRequest(`${at} is a "${block.type}" block in a user message; the Anthropic adapter sends only text, image and tool-result blocks there`)
   })
@@ -77,7 +87,7 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
   message.content.forEach((block, i) => {
     switch (block.type) {
       case 'text':
-        if (block.text) out.push({ type: 'text', text: block.text })
+        if (sendable(block.text)) out.push({ type: 'text', text: block.text })
         break
       case 'reasoning':
         // Thinking goes back only with its signature, and only to the model that signed it.
@@ -99,8 +109,9 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
 /**
  * Maps the conversation to Messages API messages:
  *
- * - Every message's content is a block array. Empty text blocks are left out
- *   (the API refuses them), and a message left with no block is left out.
+ * - Every message's content is a block array. Text blocks that are empty or
+ *   only whitespace are left out (the API refuses them), and a message left
+ *   with no block is left out.
  * - Consecutive messages of one role become one message (tool results and
  *   the user text that follows them), tool results first.
  * - Reasoning goes back as `thinking` with its signature, and
