@@ -218,10 +218,22 @@ export class ControlledCall {
    * after a `finish`).
    */
   run(): AsyncIterableIterator<StreamChunk> {
-    return new ControlledStream(this.generate(), () => {
-      this.stopping = true
-      this.notify()
-    })
+    return new ControlledStream(
+      this.generate(),
+      () => {
+        this.stopping = true
+        this.notify()
+      },
+      () => this.close('returned'),
+    )
+  }
+
+  /** Records how the stream ended and settles everything waiting for it. */
+  private close(how: CloseReason): void {
+    this.closeReason = how
+    this.waiting = false
+    this.settleDrained()
+    this.closedAt.resolve(how)
   }
 
   private async *generate(): AsyncGenerator<StreamChunk, void, undefined> {
@@ -253,27 +265,36 @@ export class ControlledCall {
         yield item
       }
     } finally {
-      if (how === 'returned' && this.finishSeen) how = 'finished'
-      this.closeReason = how
-      this.waiting = false
-      this.settleDrained()
-      this.closedAt.resolve(how)
+      this.close(how === 'returned' && this.finishSeen ? 'finished' : how)
     }
   }
 }
 
-/** A controlled call's stream: its generator, with a `return()` that first wakes a read waiting for the test. */
+/**
+ * A controlled call's stream: its generator, with a `return()` that first
+ * wakes a read waiting for the test, and closes the call itself when the
+ * generator never ran (a generator returned before its first `next()` skips
+ * its body, `finally` included, so `closed` would never settle).
+ */
 class ControlledStream implements AsyncIterableIterator<StreamChunk> {
+  private started = false
+
   constructor(
     private readonly generator: AsyncGenerator<StreamChunk, void, undefined>,
     private readonly stop: () => void,
+    private readonly closeUnread: () => void,
   ) {}
 
   next(): Promise<IteratorResult<StreamChunk, void>> {
+    this.started = true
     return this.generator.next()
   }
 
   return(): Promise<IteratorResult<StreamChunk, void>> {
+    if (!this.started) {
+      this.started = true
+      this.closeUnread()
+    }
     this.stop()
     return this.generator.return(undefined)
   }

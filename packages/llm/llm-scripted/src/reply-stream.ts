@@ -73,7 +73,7 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
   }
 
   next(): Promise<IteratorResult<StreamChunk, undefined>> {
-    if (this.pending !== undefined) return this.pending.then(() => this.delayed())
+    if (this.pending !== undefined && !this.done) return this.answered().then(() => this.delayed())
     return this.delayed()
   }
 
@@ -84,13 +84,43 @@ export class ReplyStream implements AsyncIterableIterator<StreamChunk> {
     return Promise.resolve(DONE)
   }
 
+  /**
+   * Resolves once the responder's chunks arrived; rejects with the abort (the
+   * stream is over) as soon as the signal aborts, as a real provider's cut
+   * request does, instead of waiting for a responder that may never answer.
+   * Only a call whose responder answers with a promise comes here, before
+   * its first chunk: not the per-chunk path.
+   */
+  private answered(): Promise<void> {
+    const pending = this.pending!
+    const signal = this.signal
+    if (signal === undefined) return pending
+    if (signal.aborted) {
+      this.done = true
+      return Promise.reject(abortError(signal))
+    }
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.done = true
+        reject(abortError(signal))
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      void pending.then(() => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      })
+    })
+  }
+
   private delayed(): Promise<IteratorResult<StreamChunk, undefined>> {
     if (this.delayMs > 0 && !this.done) {
       return sleep(this.delayMs, undefined, { signal: this.signal }).then(
         () => this.pull(),
         (error: unknown) => {
           this.done = true
-          throw error
+          // The timer rejects with Node's own AbortError; a provider (and a stream without delay) throws the reason.
+          const signal = this.signal
+          throw signal !== undefined && signal.aborted ? abortError(signal) : error
         },
       )
     }
