@@ -4,6 +4,7 @@ import {
   type GenerateOptions,
   type JsonObject,
   type Message,
+  type ToolCallBlock,
 } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits, ModelConfig } from './config'
 import { ImageBudget, type WireImage } from './image-budget'
@@ -108,6 +109,31 @@ function userMessage(mapping: Mapping, message: Message, where: string): void {
   }
 }
 
+/** Whether each frozen tool-call block's arguments are a JSON object: history blocks reach every request as the same objects. */
+const objectArguments = new WeakMap<ToolCallBlock, boolean>()
+
+/**
+ * A tool call's arguments as sent: the model's text byte for byte when it is
+ * a JSON object, else `{}`. Arguments cut by max-tokens, broken, empty or not
+ * an object stay in the log as the model wrote them (the loop answered the
+ * call with an error result), but servers that read the history parse them
+ * (vLLM's chat preprocessing, Moonshot) and refuse the whole request, which
+ * the history would repeat in every later one. Each block is parsed once.
+ */
+function wireArguments(block: ToolCallBlock): string {
+  let valid = objectArguments.get(block)
+  if (valid === undefined) {
+    try {
+      const parsed: unknown = JSON.parse(block.arguments)
+      valid = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+    } catch {
+      valid = false
+    }
+    if (Object.isFrozen(block)) objectArguments.set(block, valid)
+  }
+  return valid ? block.arguments : '{}'
+}
+
 function assistantMessage(mapping: Mapping, message: Message, where: string, replayReasoning: boolean): void {
   flush(mapping)
   const texts: string[] = []
@@ -123,7 +149,7 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
         reasoning.push(block.text)
         break
       case 'tool-call':
-        calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } })
+        calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: wireArguments(block) } })
         break
       case 'redacted-reasoning':
         // Another provider's encrypted reasoning (Anthropic): nothing this API can take or a model can read, so dropped.
@@ -157,8 +183,9 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
  *   directly): they open the next user message, or form one of their own
  *   before the next assistant message or at the end.
  * - An assistant message becomes `content` (its text, or `null` when it only
- *   calls tools), `tool_calls`, and `reasoning_content` only when the model is
- *   configured with `replayReasoning`.
+ *   calls tools), `tool_calls` (arguments that are not a JSON object go as
+ *   `{}`), and `reasoning_content` only when the model is configured with
+ *   `replayReasoning`.
  * - `source`, message ids, `isError`, reasoning signatures and
  *   `redacted-reasoning` blocks (opaque state of another provider) are not
  *   sent: a conversation that holds them sends the same bytes as one without.
