@@ -24,9 +24,13 @@ export interface PtyDemo {
   raw(): string
   /** Types `text` (`\r` is Enter, `\x03` Ctrl-C, `\x1b[A` Up). */
   type(text: string): void
+  /** Closes the terminal (its master side), as closing a terminal window does: the process gets SIGHUP, and its terminal is gone. */
+  hangUp(): void
   /** Resolves with the exit status, or the signal's name. */
   readonly exited: Promise<number | string>
 }
+
+const SIGNAL_NAMES: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' }
 
 /** How long `waitFor` waits at most (the machine may be loaded: this is a ceiling, never a duration asserted). */
 const WAIT_CEILING_MS = 150_000
@@ -69,7 +73,7 @@ export function startPty(args: readonly string[], options: { cwd: string; env?: 
       // The last output may still be on its way into the terminal.
       void written.then(() => {
         for (const check of waiters) check()
-        resolve(signal ? (signal === 2 ? 'SIGINT' : signal === 9 ? 'SIGKILL' : `signal ${signal}`) : exitCode)
+        resolve(signal ? (SIGNAL_NAMES[signal] ?? `signal ${signal}`) : exitCode)
       })
     })
   })
@@ -103,6 +107,8 @@ export function startPty(args: readonly string[], options: { cwd: string; env?: 
     },
     raw: () => raw,
     type: (keys) => pty.write(keys),
+    // node-pty's Unix terminal has destroy() (close the master, then SIGHUP), which its typings leave out.
+    hangUp: () => (pty as IPty & { destroy(): void }).destroy(),
     exited: status,
   }
 }

@@ -1,5 +1,20 @@
 import { EXIT_GRACE_MS } from './exit-guard'
 
+/**
+ * The signals that ask the command line to stop: SIGTERM (`kill`, a container
+ * stop, systemd) and SIGHUP (the terminal was closed). Either closes the run
+ * down as an exit would (the open turn cancelled and ended in the log, the log
+ * flushed, the session released), then ends the process by the same signal.
+ */
+export type StopSignal = 'SIGTERM' | 'SIGHUP'
+
+/**
+ * How a run ends: an exit status, or the stop signal the process re-raises
+ * once the run has closed down (so that its parent sees it killed by that
+ * signal, as with any well-behaved program).
+ */
+export type RunStatus = number | StopSignal
+
 /** The process surface the command line uses, so that tests and embedders can drive it. */
 export interface CliIo {
   readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean }
@@ -11,13 +26,19 @@ export interface CliIo {
   /** Calls `handler` on each SIGINT until the returned function is called. */
   onInterrupt(handler: () => void): () => void
   /**
-   * Ends the process at once, as interrupted (status 130 to a shell),
+   * Calls `handler` on each SIGTERM and SIGHUP until the returned function is
+   * called. Before a SIGHUP reaches `handler`, output to the terminal that went
+   * away is dropped (writing to it could only fail).
+   */
+  onStop(handler: (signal: StopSignal) => void): () => void
+  /**
+   * Ends the process at once by `signal` (default SIGINT: interrupted, status 130 to a shell),
    * waiting on nothing that can block: not on the agent, the log, the output
    * streams, nor on `process.exit` (which joins the threads of file
    * operations, and one stuck in a blocking read never returns). The last
    * resort of an exit the person asked for; see `exit-guard.ts`.
    */
-  abort(): never
+  abort(signal?: NodeJS.Signals): never
 }
 
 /**
@@ -28,7 +49,8 @@ export interface CliIo {
 export function processIo(): CliIo {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error
+      // EIO: a terminal that was closed (SIGHUP follows).
+      if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED' && error.code !== 'EIO') throw error
     })
   }
   return {
@@ -41,23 +63,53 @@ export function processIo(): CliIo {
       process.on('SIGINT', handler)
       return () => void process.off('SIGINT', handler)
     },
+    onStop(handler) {
+      const listener = (signal: NodeJS.Signals) => {
+        if (signal === 'SIGHUP') hangUp()
+        handler(signal as StopSignal)
+      }
+      process.on('SIGTERM', listener)
+      process.on('SIGHUP', listener)
+      return () => {
+        process.off('SIGTERM', listener)
+        process.off('SIGHUP', listener)
+      }
+    },
     abort: abortProcess,
   }
 }
 
 /**
- * Ends this process by SIGINT with the signal's default action: the way a
- * program interrupted by Ctrl-C should end (its parent, a shell or a script,
- * then knows it was interrupted), and the one way out that does not run
- * Node's exit, which waits for stuck file operations. A terminal left in raw
- * mode by readline is restored first (a synchronous ioctl).
+ * The terminal is gone (SIGHUP): the output streams that were writing to it
+ * are destroyed, so that what is still printed while closing down is dropped
+ * at once (Node neither writes it nor waits for it). Output redirected to a
+ * file or a pipe is kept.
  */
-export function abortProcess(): never {
+function hangUp(): void {
+  for (const stream of [process.stdout, process.stderr]) if (stream.isTTY) stream.destroy()
+}
+
+/** The signals whose listeners an abort drops, so that the one re-raised takes its default action. */
+const HANDLED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/**
+ * Ends this process by `signal` (SIGINT unless said otherwise) with the
+ * signal's default action: the way a program interrupted by Ctrl-C, or
+ * stopped by SIGTERM or SIGHUP, should end (its parent, a shell or a script,
+ * then knows why), and the one way out that does not run Node's exit, which
+ * waits for stuck file operations. A terminal left in raw mode by readline is
+ * restored first (a synchronous ioctl; skipped when the terminal is gone).
+ */
+export function abortProcess(signal: NodeJS.Signals = 'SIGINT'): never {
   const stdin = process.stdin as NodeJS.ReadStream
-  if (stdin.isTTY && stdin.isRaw) stdin.setRawMode(false)
+  try {
+    if (stdin.isTTY && stdin.isRaw) stdin.setRawMode(false)
+  } catch {
+    // The terminal was closed (EIO): there is no mode left to restore.
+  }
   // With no listener left, Node restores the default action (terminate) at once.
-  process.removeAllListeners('SIGINT')
-  process.kill(process.pid, 'SIGINT')
+  for (const name of HANDLED_SIGNALS) process.removeAllListeners(name)
+  process.kill(process.pid, signal)
   // A signal sent to oneself is delivered before kill() returns; this is only reached if it was not.
   process.kill(process.pid, 'SIGKILL')
   throw new Error('unreachable: the process was killed')
@@ -75,7 +127,7 @@ export function abortProcess(): never {
  */
 export function exitProcess(code: number, graceMs = EXIT_GRACE_MS): void {
   process.removeAllListeners('SIGINT')
-  process.on('SIGINT', abortProcess)
+  process.on('SIGINT', () => abortProcess())
   const since = Date.now()
   let told = false
   const leave = () => {
@@ -94,4 +146,19 @@ export function exitProcess(code: number, graceMs = EXIT_GRACE_MS): void {
 /** File operations Node still waits for (threads of the libuv pool). */
 function pendingFileOperations(): number {
   return process.getActiveResourcesInfo().filter((name) => name.startsWith('FSReq')).length
+}
+
+/**
+ * Ends the process by `signal` once the run it stopped has closed down:
+ * after the output is written (a stop signal's own default action would
+ * drop what is still buffered), except after SIGHUP, whose terminal is gone
+ * (nothing is waited for). A signal meanwhile ends it at once.
+ */
+export function exitBySignal(signal: StopSignal): void {
+  if (signal === 'SIGHUP') return void abortProcess(signal)
+  for (const name of HANDLED_SIGNALS) {
+    process.removeAllListeners(name)
+    process.on(name, () => abortProcess(signal))
+  }
+  process.stdout.write('', () => process.stderr.write('', () => abortProcess(signal)))
 }

@@ -8,7 +8,7 @@ import { startApp, type DemoApp } from './app'
 import { describeError } from './describe-error'
 import { ExitGuard } from './exit-guard'
 import { agentFailure, describeLoadReport, loadReportOf, type AgentFailure } from './failures'
-import type { CliIo } from './io'
+import type { CliIo, RunStatus, StopSignal } from './io'
 import { JsonLines } from './json-lines'
 import { routeSecrets } from './model-route'
 import { Redactor } from './redact'
@@ -42,8 +42,14 @@ export function exitCodeOf(reason: TurnEndReason | undefined, cancelledByUser: b
  * session was saved; 1 when the turn failed, was blocked, or the log could
  * not be saved (`PERSISTENCE_FAILED`, `APPEND_REFUSED`); 130 when the person
  * cancelled.
+ *
+ * SIGTERM or SIGHUP closes the run down as a second Ctrl-C does (the turn
+ * cancelled and ended in the log, the log flushed, the session released;
+ * a stuck close is ended after `EXIT_GRACE_MS` without progress, and a
+ * second signal ends the process at once), then resolves with the signal, which
+ * the process re-raises; with 1 when the session could not be saved.
  */
-export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<number> {
+export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<RunStatus> {
   const errors = new LineWriter(io.stderr)
   const style = styleFor(io.stderr, io.env)
   const redactor = new Redactor(routeSecrets(settings.route, io.env))
@@ -59,9 +65,36 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
     say('yellow', `! denied ${describeRequest(request)} (-p asks no questions: allow it with --yes, a --mode that allows it, or a rule in ~/.dsh/settings.json)`)
     return 'deny' as const
   }
-  const app: DemoApp = await startApp(settings, decide, (violation) => say('red', `! invariant ${violation.invariant} broken: ${violation.message}`), {
-    plugin: io.env.DSH_DEMO_PLUGIN,
-  })
+  // The Ctrl-C ladder: cancel the turn, then exit (closing down within the grace), then end at once.
+  // SIGTERM and SIGHUP take its second step at once; a forced end is by the stop signal when one came.
+  let stopped: StopSignal | undefined
+  const guard = new ExitGuard(() => io.abort(stopped ?? 'SIGINT'))
+  let exiting = false
+  let exitNow!: () => void
+  const exitRequested = new Promise<'exit'>((resolve) => (exitNow = () => resolve('exit')))
+  /** The close under way at the end of the run, once it has begun. */
+  let closing: Promise<void> | undefined
+  const stop = (signal: StopSignal) => {
+    // One hangup often arrives twice (from the kernel when the terminal closes, and from the shell that ran us).
+    if (stopped === 'SIGHUP' && signal === 'SIGHUP') return
+    if (stopped || guard.started) return io.abort(signal)
+    stopped = signal
+    if (signal === 'SIGTERM') say('yellow', '! SIGTERM: closing the session (send it again to stop at once)')
+    exiting = true
+    // Before the agent is open, the run sees `stopped` once it is; once closing down, the close is bounded from now on.
+    if (closing) void guard.close(() => closing!)
+    else exitNow()
+  }
+  const removeStop = io.onStop(stop)
+  let app: DemoApp
+  try {
+    app = await startApp(settings, decide, (violation) => say('red', `! invariant ${violation.invariant} broken: ${violation.message}`), {
+      plugin: io.env.DSH_DEMO_PLUGIN,
+    })
+  } catch (error) {
+    removeStop()
+    throw error
+  }
   let handle: AgentHandle | undefined
   /** The summary line names the mode when it is not the default, and the share of the model's window in use. */
   const status = () => {
@@ -82,14 +115,7 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
     if (`${failure.code}: ${failure.message}` !== summarized) say('red', `✗ ${failure.code}: ${failure.message}`)
   }
 
-  // The Ctrl-C ladder: cancel the turn, then exit (closing down within the grace), then end at once.
-  const guard = new ExitGuard(io.abort)
   let cancelled = false
-  let exiting = false
-  let exitNow!: () => void
-  const exitRequested = new Promise<'exit'>((resolve) => (exitNow = () => resolve('exit')))
-  /** The close under way at the end of the run, once it has begun. */
-  let closing: Promise<void> | undefined
   const interrupt = () => {
     if (!handle || guard.started) return io.abort()
     if (closing) {
@@ -136,8 +162,9 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
       }
       const mismatch = cwdMismatch(settings.cwd, agent.session.meta.cwd)
       if (mismatch) say('yellow', `! ${mismatch}`)
-      agent.followup(settings.prompt!)
-      const outcome = await Promise.race([agent.whenIdle().then(() => 'idle' as const), exitRequested])
+      // A stop signal that came while the agent was opening: the prompt is not started.
+      if (!stopped) agent.followup(settings.prompt!)
+      const outcome = stopped ? 'exit' : await Promise.race([agent.whenIdle().then(() => 'idle' as const), exitRequested])
       if (outcome === 'idle') {
         // The loop flushes at each turn's end and reports a failure as `agent/error`; this makes
         // sure, whatever the loop did, that nothing is reported saved that is not on disk.
@@ -167,8 +194,10 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<num
       if (unsaved) say('red', `✗ session ${id} was not saved completely (${unsaved.code})`)
       else say('dim', `session ${id} (continue it with --resume ${id})`)
     }
+    if (stopped) return unsaved ? 1 : stopped
     return unsaved && code === 0 ? 1 : code
   } finally {
     removeInterrupt()
+    removeStop()
   }
 }

@@ -6,7 +6,7 @@ import { approvalQuestion } from '../approval'
 import { startApp } from '../app'
 import { describeError } from '../describe-error'
 import { ExitGuard } from '../exit-guard'
-import type { CliIo } from '../io'
+import type { CliIo, RunStatus, StopSignal } from '../io'
 import { routeSecrets } from '../model-route'
 import { Redactor, redactUrlUserinfo } from '../redact'
 import type { DemoSettings } from '../settings'
@@ -40,23 +40,47 @@ import { TerminalInput, type RawInput } from './terminal-input'
  * words deny and reach the model); `/mode` shows or changes the permission
  * mode, `/trust` applies the workspace's rules. Resolves with the exit status:
  * 0, 130 after an interrupted turn, 1 when a session could not be saved.
+ * SIGTERM or SIGHUP exits as a Ctrl-C that exits does (the open turn
+ * cancelled and ended in the log, the log flushed, the session released,
+ * within `EXIT_GRACE_MS` without progress; a second signal ends the process
+ * at once) and resolves with the signal, which the process re-raises; with 1
+ * when the close failed (said on the screen).
  *
  * This function only wires the parts: `InteractiveMachine` (the states and
  * their rules), `AgentSlot` (the current agent), `Output` (the screen) and
  * the slash commands.
  */
-export async function runInteractive(settings: DemoSettings, io: CliIo): Promise<number> {
+export async function runInteractive(settings: DemoSettings, io: CliIo): Promise<RunStatus> {
   const tty = io.stdin.isTTY === true && io.stdout.isTTY === true
   // A terminal that cannot move its cursor (TERM=dumb) gets Node's line reading and the answer as it came, no screen.
   const screen = tty && io.env.TERM !== 'dumb'
   const redactor = new Redactor(routeSecrets(settings.route, io.env))
   const redact = (text: string) => redactor.redact(text)
   const output = new Output(io.stdout, styleFor(io.stdout, io.env), tty, redact, screen)
-  const guard = new ExitGuard(io.abort)
-  let finished!: (code: number) => void
-  const done = new Promise<number>((resolve) => (finished = resolve))
+  /** SIGTERM or SIGHUP asked the run to stop: it exits by that signal, and a forced end is by it too. */
+  let stopped: StopSignal | undefined
+  const guard = new ExitGuard(() => io.abort(stopped ?? 'SIGINT'))
+  let finished!: (code: RunStatus) => void
+  const done = new Promise<RunStatus>((resolve) => (finished = resolve))
   /** A Ctrl-C was pressed: the exit it leads to is bounded by the guard. */
   let interrupted = false
+  /** The machine has started: a stop signal can go through it. */
+  let started = false
+  /** The close under way, once an exit has begun. */
+  let closing: Promise<void> | undefined
+  const stop = (signal: StopSignal) => {
+    // One hangup often arrives twice (from the kernel when the terminal closes, and from the shell that ran us).
+    if (stopped === 'SIGHUP' && signal === 'SIGHUP') return
+    if (stopped || guard.started) return io.abort(signal)
+    stopped = signal
+    if (!started) return
+    // After SIGHUP the terminal is gone: nothing is said.
+    if (signal === 'SIGTERM') output.say('warn', '! SIGTERM: closing the session (send it again to stop at once)')
+    if (closing) void guard.close(() => closing!)
+    else machine.exit(130)
+  }
+  // From the start: a signal while the session opens takes effect once it is open (no lock is left behind).
+  const removeStop = io.onStop(stop)
 
   // The host's parts are created below; the machine calls into them only after they exist.
   let slot!: AgentSlot
@@ -89,9 +113,15 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   }
   /** The mode the person chose with /mode: a session opened later (/new, /resume) starts in it too. */
   let chosenMode: PermissionMode = settings.mode
-  const app = await startApp(settings, decide, (violation) => output.say('error', `! invariant ${violation.invariant} broken: ${violation.message}`), {
-    plugin: io.env.DSH_DEMO_PLUGIN,
-  })
+  let app: Awaited<ReturnType<typeof startApp>>
+  try {
+    app = await startApp(settings, decide, (violation) => output.say('error', `! invariant ${violation.invariant} broken: ${violation.message}`), {
+      plugin: io.env.DSH_DEMO_PLUGIN,
+    })
+  } catch (error) {
+    removeStop()
+    throw error
+  }
   const prices = new PriceTable(settings.prices)
   // A provider /model starts has its own key: it is redacted from then on.
   const models = new ModelSwitch(app.ctx, settings.route, prices, io.env, (route) => redactor.add(routeSecrets(route, io.env)))
@@ -128,6 +158,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   try {
     await slot.switchTo(settings.resume)
   } catch (error) {
+    removeStop()
     await app.dispose()
     throw error
   }
@@ -227,13 +258,14 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
         await history?.flush()
       }
     }
-    // Only an exit the person forced with Ctrl-C is bounded; /exit and the end of input wait for the close.
-    const closing = code === 130 || interrupted ? guard.close(close) : close()
-    closing.then(
-      () => finished(code === 0 && slot.failed ? 1 : code),
+    // Only an exit the person forced with Ctrl-C (or a stop signal) is bounded; /exit and the end of input wait for the close.
+    closing = close()
+    const bounded = code === 130 || interrupted || stopped ? guard.close(() => closing!) : closing
+    bounded.then(
+      () => finished(stopped ? (slot.failed ? 1 : stopped) : code === 0 && slot.failed ? 1 : code),
       (error: unknown) => {
         output.say('error', `✗ ${describeError(error)}`)
-        finished(code === 0 ? 1 : code)
+        finished(code === 0 || stopped ? 1 : code)
       },
     )
   }
@@ -262,10 +294,14 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   const queued = slot.current.agent.inbox.nextTurn.length
   if (queued) output.say('note', `${queued} queued prompt(s) from the last run will run with your next message`)
   machine.start()
+  started = true
+  // A stop signal that came while the session was opening.
+  if (stopped) machine.exit(130)
   try {
     return await done
   } finally {
     removeInterrupt()
+    removeStop()
     io.stdin.off('data', onData)
   }
 }
