@@ -137,7 +137,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
       }
       if (this.sync) return this.now(pending, false)
       if (pending instanceof Promise) return this.wait(pending)
-      if (pending !== null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.wait(Promise.resolve(pending))
+      if (pending != null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.wait(Promise.resolve(pending))
       // A plain result is a chunk the source had at hand (allowed by the `LlmAdapter` protocol): checked now and handed
       // on as one settled promise, unless an earlier call still waits: then it is checked after that one (call order).
       if (this.waiting === 0) return this.now(pending, false)
@@ -178,6 +178,9 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   /** One pulled result, held to the protocol. */
   private checked(result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk, undefined> {
     if (this.state !== STREAMING) return DONE // return() was called, or finish forwarded, while the pull was pending
+    // `undefined` or `null` (a hand-written iterator's bug) would throw a TypeError at the consumer; another non-object
+    // reads as a result without a chunk, below.
+    if (result == null) return this.notAResult(result)
     if (result.done) return this.endedWithoutFinish()
     const chunk = result.value
     const signal = this.checkSignal
@@ -311,7 +314,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
           if (!this.sync) {
             if (pending instanceof Promise) return this.await(pending)
             // A thenable is adopted; a plain result (a chunk the source had at hand, see `LlmAdapter`) is taken as is, without a promise.
-            if (pending !== null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.await(Promise.resolve(pending))
+            if (pending != null && typeof (pending as Partial<PromiseLike<unknown>>).then === 'function') return this.await(Promise.resolve(pending))
           }
           result = this.checked(pending as IteratorResult<StreamChunk>)
           continue
@@ -408,15 +411,18 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
     return terminal({ kind: 'aborted' })
   }
 
+  private notAResult(value: null | undefined): IteratorResult<StreamChunk, undefined> {
+    return this.malformed(`answered next() with ${String(value)} instead of an iterator result`)
+  }
+
   private notAChunk(value: unknown): IteratorResult<StreamChunk, undefined> {
+    return this.malformed(`yielded ${value === null ? 'null' : typeof value} instead of a chunk object`)
+  }
+
+  /** The source broke the protocol (`what` it did): end with `MALFORMED_STREAM` and stop it on the next pull. */
+  private malformed(what: string): IteratorResult<StreamChunk, undefined> {
     this.state = FINISHED
-    return terminal({
-      kind: 'error',
-      failure: {
-        code: 'MALFORMED_STREAM',
-        message: `the model stream for ${this.source.route} yielded ${value === null ? 'null' : typeof value} instead of a chunk object`,
-      },
-    })
+    return terminal({ kind: 'error', failure: { code: 'MALFORMED_STREAM', message: `the model stream for ${this.source.route} ${what}` } })
   }
 
   /** Stops the source. Its cleanup failing after the stream ended is not the consumer's problem. */

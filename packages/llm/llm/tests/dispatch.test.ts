@@ -208,6 +208,25 @@ describe('the protocol guard on hand-written adapter iterators', () => {
     expect(adapter.returned).toBe(0)
   })
 
+  it.each([
+    ['a promise of undefined', () => Promise.resolve(undefined)],
+    ['undefined', () => undefined],
+    ['null', () => null],
+  ])('a source whose next() answers with %s instead of an iterator result: MALFORMED_STREAM (iterated and pumped), and the source is stopped', async (_what, bad) => {
+    const read = async (pumped: boolean) => {
+      let at = 0
+      const adapter = iteratorAdapter(() => (at++ === 0 ? Promise.resolve({ done: false, value: hello }) : bad()))
+      const stream = (await streamWith(adapter)) as AsyncIterable<StreamChunk> & { pump(sink: (chunk: StreamChunk) => boolean): Promise<void> | undefined }
+      let chunks: StreamChunk[] = []
+      if (pumped) await stream.pump((chunk) => chunks.push(chunk) > 0)
+      else chunks = await collect(stream)
+      return { chunks, returned: adapter.returned }
+    }
+    const what = bad() instanceof Promise ? 'undefined' : String(bad())
+    const expected = { chunks: [hello, errorFinish('MALFORMED_STREAM', `the model stream for p/m answered next() with ${what} instead of an iterator result`)], returned: 1 }
+    expect([await read(false), await read(true)]).toEqual([expected, expected])
+  })
+
   it('return() while a pull is pending: that pull settles done, and the source is stopped', async () => {
     const gate = deferred<IteratorResult<StreamChunk>>()
     const adapter = iteratorAdapter(() => gate.promise)
@@ -266,6 +285,16 @@ describe('the in-memory fast path (an adapter stream that is also a synchronous 
     })
     expect(await collect(await streamWith(adapter))).toEqual([hello, errorFinish('RATE_LIMIT', 'slow down')])
     expect(adapter.returned).toBe(0)
+  })
+
+  it('a next() that answers undefined is MALFORMED_STREAM, not a TypeError, and the source is stopped', async () => {
+    let at = 0
+    const adapter = inMemoryAdapter(() => (at++ === 0 ? { done: false, value: hello } : (undefined as never)))
+    const chunks = await collect(await streamWith(adapter))
+    expect({ chunks, returned: adapter.returned }).toEqual({
+      chunks: [hello, errorFinish('MALFORMED_STREAM', 'the model stream for p/m answered next() with undefined instead of an iterator result')],
+      returned: 1,
+    })
   })
 
   it('an abort by the consumer ends it at the next pull and stops the source', async () => {
