@@ -125,6 +125,11 @@ class LogShape {
         if (step!.answered) problems.push(`step ${step!.turn}.${step!.step} already has its assistant/message`)
         step!.answered = true
         step!.calls = event.data.message.content.flatMap((block) => (block.type === 'tool-call' ? [{ id: block.id, name: block.name }] : []))
+        // Call ids are held in sets: a duplicate would pass with one tool/call and one tool/result for both.
+        for (let i = 1; i < step!.calls.length; i++) {
+          const id = step!.calls[i]!.id
+          if (step!.calls.findIndex((call) => call.id === id) < i) problems.push(`the assistant message names tool call ${JSON.stringify(id)} twice`)
+        }
         step!.called.clear()
         step!.resulted.clear()
         return
@@ -201,9 +206,9 @@ function unfrozenPath(value: unknown, path: string): string | undefined {
  * For each event a live session publishes (`session/event`): its `seq` is
  * its index and the next one, it is the log's entry there, it is deep-frozen,
  * the log starts with `session/meta`, turns and steps are numbered and nested
- * as R-SES-4 says, and the tool calls of each step's `assistant/message` get
- * one `tool/call` and one `tool/result` each, in model order, before
- * `step/end`. A `session/event` for a session after its `session/disposed` is
+ * as R-SES-4 says, and the tool calls of each step's `assistant/message`
+ * (each id named once) get one `tool/call` and one `tool/result` each, in
+ * model order, before `step/end`. A `session/event` for a session after its `session/disposed` is
  * a violation. A session's events from before its publication (a loaded or
  * forked prefix) are read once, when it is first seen. `check()` reads any
  * event that was appended without being published and reports it.

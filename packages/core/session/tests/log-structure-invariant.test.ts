@@ -232,6 +232,15 @@ describe('dsh-session/invariant finds each seeded fault', () => {
     ])
   })
 
+  it('an assistant/message naming one tool call id twice (one tool/call and one tool/result then pass for both)', async () => {
+    const root = await setup()
+    const log = toolStep(forged(root, 'f'), [toolCall('c1'), toolCall('c1')])
+    log.publish('tool/call', { turn: 1, step: 1, callId: 'c1' as never, name: 'read', arguments: '{}' })
+    log.publish('tool/result', { turn: 1, step: 1, message: toolResult('c1') })
+    log.publish('step/end', { turn: 1, step: 1 })
+    expect(root.invariants.violations).toEqual([violation('f', 3, 'assistant/message', 'the assistant message names tool call "c1" twice')])
+  })
+
   it('session/event after session/disposed (eager), on a real session', async () => {
     const root = await setup()
     const session = root.sessions.prepare('gone')
