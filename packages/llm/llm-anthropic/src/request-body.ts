@@ -34,6 +34,25 @@ export interface WireMessage {
 const NON_BLANK = /\S/
 const sendable = (text: string): boolean => NON_BLANK.test(text)
 
+/** The ids the API takes for `tool_use.id` and `tool_result.tool_use_id`. */
+const API_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * A tool call's id as sent. Other providers' ids may hold characters the API
+ * refuses (Kimi's `functions.read_file:0`, Codex's `call_…|fc_…`), and a
+ * session that switched to this provider would carry them into every request.
+ * Such an id becomes its allowed characters, `_` for each other one, and a
+ * base-36 FNV-1a hash of the whole id (so `a.b` and `a:b` stay apart). The
+ * same function maps the call and its result, so they stay paired, and the
+ * same id always maps to the same bytes.
+ */
+function wireToolId(id: string): string {
+  if (API_ID.test(id)) return id
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${(hash >>> 0).toString(36)}`
+}
+
 function badRequest(message: string): LlmError {
   return new LlmError({ code: 'BAD_REQUEST', message })
 }
@@ -61,7 +80,7 @@ function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where
     } else if (inner.type === 'image') content.push(images.image(inner))
     else throw badRequest(`${where}.content[${i}] is a "${inner.type}" block inside a tool result; the Anthropic adapter can send only text and images there`)
   })
-  const out: WireBlock = { type: 'tool_result', tool_use_id: block.toolCallId }
+  const out: WireBlock = { type: 'tool_result', tool_use_id: wireToolId(block.toolCallId) }
   if (content.length > 0) out.content = content
   if (block.isError) out.is_error = true
   return out
@@ -97,7 +116,7 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
         if (sameRoute) out.push({ type: 'redacted_thinking', data: block.data })
         break
       case 'tool-call':
-        out.push({ type: 'tool_use', id: block.id, name: block.name, input: toolInput(block.arguments) })
+        out.push({ type: 'tool_use', id: wireToolId(block.id), name: block.name, input: toolInput(block.arguments) })
         break
       default:
         throw badRequest(`${where}.content[${i}] is a "${block.type}" block in an assistant message; the Anthropic adapter sends only text, reasoning and tool-call blocks there`)
@@ -121,6 +140,8 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
  * - Images stay within `limits` (the API's documented ones by default): an
  *   image left out is replaced by a text note saying why, the oldest first and
  *   in batches, as `ImageBudget` describes. The messages given are not changed.
+ * - Tool call ids the API would refuse are mapped to ones it takes
+ *   (`wireToolId`), the same for a call and its result.
  * - Message ids and `source` are never sent; an unknown block type is refused
  *   with `BAD_REQUEST`, never dropped.
  */
