@@ -1,10 +1,26 @@
 import { readFileSync, readdirSync } from 'node:fs'
 
-/** Whether a process with this pid exists (a signal-0 probe). */
+/**
+ * Whether a process with this pid is still running: a signal-0 probe (a
+ * process of another user, `EPERM`, exists), except that a zombie (it exited
+ * and its parent, or an init that does not reap, has not collected it) has
+ * stopped: what a test asking "was it stopped?" means. Zombies are read from
+ * Linux's /proc.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM'
+  }
+  return !zombie(pid)
+}
+
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The state is the first field after the command's closing parenthesis.
+    return stat[stat.lastIndexOf(')') + 2] === 'Z'
   } catch {
     return false
   }
