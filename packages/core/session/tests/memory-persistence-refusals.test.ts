@@ -86,6 +86,23 @@ describe('MemorySessionPersistence refuses what the file backends refuse', () =>
     expect((await backend.load(session.id)).events).toEqual(plain(events))
   })
 
+  it('a flush whose stored log changed under it (another instance over the same storage wrote it) fails, and so does every later one', async () => {
+    const session = await log('s', 2)
+    const firstTurn = (await log('s', 1)).events.length
+    const first = new MemorySessionPersistence()
+    await first.append(session.id, session.events.slice(0, firstTurn))
+    await first.flush(session.id)
+    // A second process loads and continues the session while the first still holds it.
+    const second = first.reopen()
+    await second.load(session.id)
+    await second.append(session.id, session.events.slice(firstTurn))
+    await second.flush(session.id)
+    await first.append(session.id, session.events.slice(firstTurn))
+    expect(await failure(first.flush(session.id))).toEqual({ code: 'INVALID_APPEND', message: expect.stringContaining('changed') })
+    expect(await failure(first.flush(session.id))).toMatchObject({ code: 'INVALID_APPEND' })
+    expect((await second.reopen().load(session.id)).events).toEqual(plain(session.events))
+  })
+
   it('load drains what was appended and not flushed yet, as the file backends do before they read', async () => {
     const backend = new MemorySessionPersistence()
     const session = await log()
