@@ -15,7 +15,8 @@ const step = fc.record({
 })
 
 function history(first: string, steps: ReadonlyArray<typeof step extends fc.Arbitrary<infer T> ? T : never>, n: number): Message[] {
-  const messages: Message[] = [createUserMessage(first || 'start')]
+  // A blank prompt is left out of the request (the API refuses blank text), which would leave the first request empty.
+  const messages: Message[] = [createUserMessage(/\S/.test(first) ? first : 'start')]
   steps.slice(0, n).forEach((s, i) => {
     const content: ContentBlock[] = []
     if (s.thinking) content.push({ type: 'reasoning', text: 'think', signature: `sig-${i}` })
@@ -25,7 +26,9 @@ function history(first: string, steps: ReadonlyArray<typeof step extends fc.Arbi
     messages.push(createAssistantMessage(content, { source }))
     const back: ContentBlock[] = []
     for (let c = 0; c < s.calls; c++) back.push({ type: 'tool-result', toolCallId: CallId(`toolu_${i}_${c}`), content: [{ type: 'text', text: 'r' }] })
-    if (s.userText || back.length === 0) back.push({ type: 'text', text: s.userText || 'next' })
+    // Blank user text is left out of the request (as empty text always was), so a step's user turn is never blank here.
+    const userText = /\S/.test(s.userText) ? s.userText : ''
+    if (userText || back.length === 0) back.push({ type: 'text', text: userText || 'next' })
     messages.push(createUserMessage(back))
   })
   return messages
