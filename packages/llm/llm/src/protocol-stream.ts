@@ -178,9 +178,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   /** One pulled result, held to the protocol. */
   private checked(result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk, undefined> {
     if (this.state !== STREAMING) return DONE // return() was called, or finish forwarded, while the pull was pending
-    // `undefined` or `null` (a hand-written iterator's bug) would throw a TypeError at the consumer; another non-object
-    // reads as a result without a chunk, below.
-    if (result == null) return this.notAResult(result)
+    if (result == null) return this.notAResult(result) // a hand-written iterator's bug; other non-objects have no chunk
     if (result.done) return this.endedWithoutFinish()
     const chunk = result.value
     const signal = this.checkSignal
@@ -280,7 +278,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   private static errorHandler(stream: ProtocolStream): (error: unknown) => IteratorResult<StreamChunk, undefined> {
     return (error) => {
       stream.waiting--
-      return stream.failed(error)
+      return stream.pullFailed(error)
     }
   }
 
@@ -346,7 +344,7 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
   private resume(result: IteratorResult<StreamChunk> | undefined, threw: boolean, error: unknown): void {
     const pumping = this.pumping!
     try {
-      const next = this.drive(threw ? this.failed(error) : this.checked(result!))
+      const next = this.drive(threw ? this.pullFailed(error) : this.checked(result!))
       if (next === undefined) pumping.resolve()
       else if (next !== pumping.promise) next.then(pumping.resolve, pumping.reject)
     } catch (thrown) {
@@ -371,6 +369,11 @@ export class ProtocolStream implements AsyncIterableIterator<StreamChunk> {
       // Swallowed on purpose, as in `close()`.
     }
     return undefined
+  }
+
+  /** A pending pull failed: as `failed`, unless return() was called or a finish forwarded meanwhile (done, as in `checked`). */
+  private pullFailed(error: unknown): IteratorResult<StreamChunk, undefined> {
+    return this.state === STREAMING ? this.failed(error) : DONE
   }
 
   /** The source threw: classify it into a terminal chunk, or rethrow when classification is off. */

@@ -236,6 +236,33 @@ describe('the protocol guard on hand-written adapter iterators', () => {
     gate.resolve({ done: false, value: hello })
     expect({ pending: await pending, returned: adapter.returned }).toEqual({ pending: { done: true, value: undefined }, returned: 1 })
   })
+  it('a pending pull that fails after return(), or after an earlier pull brought the finish, adds no second terminal chunk', async () => {
+    const failure = new LlmError({ code: 'TRANSPORT', message: 'socket closed' })
+    // return() while a pull is pending, then that pull fails.
+    const gate = deferred<IteratorResult<StreamChunk>>()
+    const cut = iteratorAdapter(() => gate.promise)
+    const iterator = (await streamWith(cut))[Symbol.asyncIterator]()
+    const pending = iterator.next()
+    await iterator.return!()
+    gate.reject(failure)
+    const afterReturn = { pending: await pending, returned: cut.returned }
+    // Two pulls made without waiting: the first brings the finish, the second fails.
+    const gates = [deferred<IteratorResult<StreamChunk>>(), deferred<IteratorResult<StreamChunk>>()]
+    let pulls = 0
+    const racing = iteratorAdapter(() => gates[pulls++]!.promise)
+    const racer = (await streamWith(racing))[Symbol.asyncIterator]()
+    const first = racer.next()
+    await Promise.resolve()
+    const second = racer.next()
+    gates[0]!.resolve({ done: false, value: stop })
+    gates[1]!.reject(failure)
+    const afterFinish = [await first, await second, await racer.next()]
+    expect({ afterReturn, afterFinish, stopped: racing.returned }).toEqual({
+      afterReturn: { pending: { done: true, value: undefined }, returned: 1 },
+      afterFinish: [{ done: false, value: stop }, { done: true, value: undefined }, { done: true, value: undefined }],
+      stopped: 1,
+    })
+  })
 })
 
 describe('the in-memory fast path (an adapter stream that is also a synchronous Iterable)', () => {
