@@ -5,7 +5,7 @@
  *
  *   pnpm bench [--smoke] [--only growth,resume] [--subjects dsh,pi-agent-core] [--runs 3]
  *              [--node <path | major>] [--stream-batch n] [--out file.json] [--strict] [--profile]
- *              [--node-flag <flag>]…
+ *              [--node-flag <flag>]… [--child-timeout <minutes>]
  *
  * `--node` runs every scenario's processes under another Node binary: a path,
  * or a major (`22`, `24`) fetched once from the npm registry by
@@ -18,6 +18,10 @@
  * `--node-flag=--no-turbofan` to see what a round costs before V8's
  * optimizing compiler has run (the cold round is mostly that); the header
  * line names the flags, since such figures are not the standard ones.
+ *
+ * `--child-timeout` (default 60 minutes) bounds each run's child: one that
+ * has not finished by then is killed and fails its run (a dsh run fails the
+ * bench). `--out` is checked before anything runs.
  *
  * Exit code 0 even when a budget or the criterion is missed (the table says
  * so); 1 when a dsh run fails, or with `--strict` when a budget is missed.
@@ -33,7 +37,7 @@ import { nodeBinary } from '../../scripts/node-binary.mjs'
 import { budgetChecks, criterionChecks, markdown, missedBudgets } from './report.ts'
 import { runBench } from './run-bench.ts'
 import { SUBJECTS, type SubjectId } from './lib/scenario.ts'
-import { parseNodeOption, positiveInteger } from './lib/options.ts'
+import { outputFile, parseNodeOption, positiveInteger } from './lib/options.ts'
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +51,7 @@ const { values } = parseArgs({
     strict: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'node-flag': { type: 'string', multiple: true },
+    'child-timeout': { type: 'string' },
   },
 })
 
@@ -57,7 +62,10 @@ for (const subject of subjects ?? []) {
 }
 const runs = values.runs === undefined ? undefined : positiveInteger('--runs', values.runs)
 const streamBatch = values['stream-batch'] === undefined ? undefined : positiveInteger('--stream-batch', values['stream-batch'])
+const childTimeout = values['child-timeout'] === undefined ? undefined : positiveInteger('--child-timeout', values['child-timeout'])
 const mode = values.smoke ? 'smoke' : 'full'
+// A path that cannot be written fails now, not after the runs.
+const outOption = values.out === undefined ? undefined : outputFile(values.out)
 
 const nodeOption = values.node === undefined ? undefined : parseNodeOption(values.node)
 let node: string | undefined
@@ -80,15 +88,17 @@ const report = await runBench({
   nodeFlags,
   node,
   params: streamBatch === undefined ? undefined : { streaming: { batch: streamBatch } },
+  childTimeoutMs: childTimeout === undefined ? undefined : childTimeout * 60_000,
 })
 const budgets = budgetChecks(report)
 const criterion = criterionChecks(report)
 // Runs under another Node keep their own file, so that `latest.json` stays the default binary's.
 const major = node === undefined ? '' : `-node${report.machine.node.replace(/^v/, '').split('.')[0]}`
-const out = values.out ?? fileURLToPath(new URL(`../results/${mode === 'full' ? 'latest' : 'smoke'}${major}.json`, import.meta.url))
+const out = outOption ?? fileURLToPath(new URL(`../results/${mode === 'full' ? 'latest' : 'smoke'}${major}.json`, import.meta.url))
+// The table first: should the file still fail (a full disk), the figures are on the screen.
+process.stdout.write(`${markdown(report)}\n`)
 mkdirSync(dirname(out), { recursive: true })
 writeFileSync(out, `${JSON.stringify({ ...report, criterion, budgets }, null, 2)}\n`)
-process.stdout.write(`${markdown(report)}\n`)
 for (const check of criterion) {
   const ratio = check.ratio === undefined ? 'no figure' : `${check.ratio.toFixed(2)}×`
   process.stderr.write(`criterion ${check.title}: pi / dsh ${ratio} (${check.aimMet ? 'aim met' : check.pass ? 'pass' : 'miss'})\n`)

@@ -25,6 +25,8 @@ export interface BenchOptions {
   node?: string
   /** Overrides of scenario parameters, by scenario id (`{ streaming: { batch: 16 } }`). */
   params?: Readonly<Record<string, Readonly<Record<string, number>>>>
+  /** How long one run's child may take before it is killed and the run fails (default `CHILD_TIMEOUT_MS`). */
+  childTimeoutMs?: number
   /** Progress lines (stderr by default). */
   log?: (line: string) => void
 }
@@ -91,7 +93,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     scenarios: [],
   }
   const wanted = new Set<SubjectId>(['dsh', ...(options.subjects ?? SUBJECTS)])
-  const selected = options.only?.length ? scenarios.filter((s) => options.only!.includes(s.id)) : scenarios
+  if (options.only !== undefined && options.only.length === 0) throw new Error(`--only names no scenario; known: ${scenarios.map((s) => s.id).join(', ')}`)
+  const selected = options.only ? scenarios.filter((s) => options.only!.includes(s.id)) : scenarios
   for (const id of options.only ?? []) if (!scenarios.some((s) => s.id === id)) throw new Error(`unknown scenario "${id}"; known: ${scenarios.map((s) => s.id).join(', ')}`)
   for (const id of Object.keys(options.params ?? {})) if (!scenarios.some((s) => s.id === id)) throw new Error(`parameters given for an unknown scenario "${id}"`)
 
@@ -114,7 +117,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         if (round >= runs.get(subject)! || failed.has(subject) || skipped.has(subject)) continue
         const t0 = performance.now()
         try {
-          const { result: metrics, skipped: reason } = await runChild(CHILD, [scenario.id, subject, JSON.stringify(params)], options.nodeFlags, options.node)
+          const { result: metrics, skipped: reason } = await runChild(CHILD, [scenario.id, subject, JSON.stringify(params)], options.nodeFlags, options.node, options.childTimeoutMs)
           if (reason !== undefined) {
             skipped.set(subject, reason)
             log(`  ${subject} skipped: ${reason}`)

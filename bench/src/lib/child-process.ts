@@ -39,33 +39,73 @@ export interface ChildOutcome {
 }
 
 /**
+ * How long one run's child may take by default (`--child-timeout`): far more
+ * than the slowest run measured (an AI SDK growth run, 5 to 15 minutes on two
+ * loaded cores), so that only a child that hangs reaches it.
+ */
+export const CHILD_TIMEOUT_MS = 60 * 60_000
+
+/**
  * Runs `script` with `args` in a child (the bench flags plus `extraFlags`)
  * under the Node binary `node` (default: this process's) and returns its
- * result line, parsed, or the reason it gave for skipping.
+ * result line, parsed, or the reason it gave for skipping. Rejects when the
+ * child fails, prints no readable result, or has not finished after
+ * `timeoutMs` (it is killed then: a run that hangs must not hold the bench
+ * forever).
  */
-export function runChild(script: string, args: readonly string[], extraFlags: readonly string[] = [], node: string = process.execPath): Promise<ChildOutcome> {
+export function runChild(
+  script: string,
+  args: readonly string[],
+  extraFlags: readonly string[] = [],
+  node: string = process.execPath,
+  timeoutMs: number = CHILD_TIMEOUT_MS,
+): Promise<ChildOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(node, [...childFlags(), ...extraFlags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const name = `bench child ${script} ${args.slice(0, 2).join(' ')}`
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (data: string) => (stdout += data))
     child.stderr.setEncoding('utf8').on('data', (data: string) => (stderr += data))
-    child.on('error', reject)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      // Not waiting for 'close': a process the child started may hold its pipes open.
+      child.stdout.destroy()
+      child.stderr.destroy()
+      reject(new Error(`${name} did not finish within ${timeoutMs / 1000} s (--child-timeout): it was killed${stderr.trim() ? `; its stderr:\n${stderr.trim().slice(-4000)}` : ''}`))
+    }, timeoutMs)
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
     child.on('close', (code, signal) => {
+      clearTimeout(timer)
       const lines = stdout.split('\n')
       const line = lines.find((l) => l.startsWith(RESULT_PREFIX))
       const skipped = lines.find((l) => l.startsWith(SKIPPED_PREFIX))
       if (code === 0 && line === undefined && skipped !== undefined) {
-        resolve({ result: undefined, skipped: JSON.parse(skipped.slice(SKIPPED_PREFIX.length)) as string, stderr })
+        const reason = parsed(skipped.slice(SKIPPED_PREFIX.length), 'a skip line')
+        if (reason instanceof Error) reject(reason)
+        else resolve({ result: undefined, skipped: String(reason), stderr })
         return
       }
       if (code !== 0 || line === undefined) {
         const why = signal ? `was killed by ${signal}` : `exited with code ${code}`
-        reject(new Error(`bench child ${script} ${args.slice(0, 2).join(' ')} ${why}${line ? '' : ' without a result'}:\n${stderr.trim().slice(-4000)}`))
+        reject(new Error(`${name} ${why}${line ? '' : ' without a result'}:\n${stderr.trim().slice(-4000)}`))
         return
       }
-      resolve({ result: JSON.parse(line.slice(RESULT_PREFIX.length)), stderr })
+      const result = parsed(line.slice(RESULT_PREFIX.length), 'a result line')
+      if (result instanceof Error) reject(result)
+      else resolve({ result, stderr })
     })
+    /** The JSON of a line, or the error that fails the run (a throw here would end the bench itself). */
+    const parsed = (json: string, what: string): unknown => {
+      try {
+        return JSON.parse(json) as unknown
+      } catch {
+        return new Error(`${name} printed ${what} that is not JSON: ${json.slice(0, 200)}`)
+      }
+    }
   })
 }
 
