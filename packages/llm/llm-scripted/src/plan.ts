@@ -39,7 +39,7 @@ function pieces(value: string | readonly string[] | undefined, chunking: 'word' 
 }
 
 function thrown(value: NonNullable<ScriptReply['throw']>): Error {
-  return typeof value === 'string' ? new Error(value) : new LlmError(value)
+  return typeof value === 'string' ? new Error(value) : new LlmError({ ...value })
 }
 
 /**
@@ -206,14 +206,20 @@ function* playedChunks(r: ScriptReply, callIndex: number, inputChars: number, op
   yield { type: 'finish', reason: replyFinish(r, calls.length > 0) }
 }
 
-/** The usage a reply reports after its content: none with `usage: false`, the reply's own, or the model's. */
+/**
+ * The usage a reply reports after its content: none with `usage: false`, a
+ * copy of the reply's own (the log deep-freezes what it stores, and a real
+ * adapter parses a fresh report per call), or the model's.
+ */
 function replyUsage(r: ScriptReply, options: ChunkingOptions, inputChars: number, outputChars: number, reasoningChars: number): TokenUsage | undefined {
-  return r.usage === false ? undefined : r.usage ?? modelUsage(options.usage, inputChars, outputChars, reasoningChars)
+  const usage = r.usage
+  if (usage === false) return undefined
+  return usage === undefined ? modelUsage(options.usage, inputChars, outputChars, reasoningChars) : { ...usage }
 }
 
-/** The reason a reply finishes with: its error, its `finish`, or `tool-calls` / `stop` by what it called. */
+/** The reason a reply finishes with: (a copy of) its error, its `finish`, or `tool-calls` / `stop` by what it called. */
 function replyFinish(r: ScriptReply, calledTools: boolean): FinishReason {
-  return r.error !== undefined ? { kind: 'error', failure: r.error } : { kind: r.finish ?? (calledTools ? 'tool-calls' : 'stop') }
+  return r.error !== undefined ? { kind: 'error', failure: { ...r.error } } : { kind: r.finish ?? (calledTools ? 'tool-calls' : 'stop') }
 }
 
 /** The usage the model reports for a reply that gives none (a fresh object per call, as a provider's parsed report is). */
