@@ -239,6 +239,8 @@ function raceAbort<T>(value: T | Promise<T>, signal: AbortSignal, route: string)
 class OneShotStream implements AsyncIterableIterator<StreamChunk> {
   private iterator: AsyncIterator<StreamChunk, undefined> | undefined
   private state: 'idle' | 'preparing' | 'closed' = 'idle'
+  /** Settles once the call is prepared and its first pull made (or it failed): pulls made meanwhile follow it, in call order. */
+  private prepared: Promise<void> | undefined
 
   constructor(
     private readonly core: LlmCore,
@@ -251,8 +253,11 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
 
   next(): Promise<IteratorResult<StreamChunk, undefined>> {
     if (this.iterator !== undefined) return this.iterator.next()
+    if (this.state === 'preparing') return this.prepared!.then(() => this.next())
     if (this.state !== 'idle') return Promise.resolve(DONE)
-    return this.start()
+    let opened!: () => void
+    this.prepared = new Promise<void>((resolve) => (opened = resolve))
+    return this.start(opened)
   }
 
   return(): Promise<IteratorResult<StreamChunk, undefined>> {
@@ -261,7 +266,7 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
     return iterator?.return ? iterator.return() : Promise.resolve(DONE)
   }
 
-  private async start(): Promise<IteratorResult<StreamChunk, undefined>> {
+  private async start(opened: () => void): Promise<IteratorResult<StreamChunk, undefined>> {
     this.state = 'preparing'
     const options = this.options
     let call: PreparedCall
@@ -272,10 +277,14 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
       const { provider, model, reasoningEffort, maxTokens, temperature } = options
       call = await prepare(this.core, { provider, model, reasoningEffort, maxTokens, temperature }, options.signal)
       // The consumer may have called return() while the call was being prepared.
-      if (this.isClosed()) return DONE
+      if (this.isClosed()) {
+        opened()
+        return DONE
+      }
       const { system, tools, messages, signal, sessionId } = options
       this.iterator = call.stream({ system, tools, messages, signal, sessionId })[Symbol.asyncIterator]()
     } catch (error) {
+      opened()
       if (this.isClosed()) return DONE
       this.state = 'closed'
       const signal = options?.signal
@@ -283,7 +292,9 @@ class OneShotStream implements AsyncIterableIterator<StreamChunk> {
       const reason = signal?.aborted ? { kind: 'aborted' as const } : { kind: 'error' as const, failure }
       return { done: false, value: { type: 'finish', reason } }
     }
-    return this.iterator.next()
+    const first = this.iterator.next()
+    opened()
+    return first
   }
 
   private isClosed(): boolean {

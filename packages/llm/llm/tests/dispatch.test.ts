@@ -660,6 +660,18 @@ describe('one-shot ctx.llm.stream', () => {
     expect(adapter.calls).toEqual([{ provider: 'p', model: 'm', reasoningEffort: 'low', messages }])
   })
 
+  it('pulls made without waiting, also while the call is prepared, are answered in call order (not done before the chunks)', async () => {
+    const root = await mountLlm()
+    root.llm.registerAdapter(['p'], fakeAdapter([hello, stop], { id: 'm' }))
+    const stream = root.llm.stream({ provider: 'p', model: 'm', messages: [] })
+    const results = [stream.next(), stream.next(), stream.next()]
+    expect(await Promise.all(results)).toEqual([
+      { done: false, value: hello },
+      { done: false, value: stop },
+      { done: true, value: undefined },
+    ])
+  })
+
   it('a model whose info has reasoningEfforts: null (an untyped adapter) accepts no effort: the same typed refusal as no list', async () => {
     const root = await mountLlm()
     root.llm.registerAdapter(['p'], fakeAdapter([stop], { id: 'm', reasoningEfforts: null } as never))
