@@ -22,12 +22,18 @@ export function machine(node: string = process.execPath): Machine {
   }
 }
 
-/** What `node --version` prints; throws a message naming the path when it is not a working Node binary. */
-export function nodeVersion(node: string): string {
+/**
+ * What `node --version` prints; throws a message naming the path when it is
+ * not a working Node binary, also when it has not answered within
+ * `timeoutMs` (a wrapper script that waits for something: the bench must not
+ * hang before it starts).
+ */
+export function nodeVersion(node: string, timeoutMs = 60_000): string {
   let version: string
   try {
-    version = execFileSync(node, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+    version = execFileSync(node, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' }).trim()
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ETIMEDOUT') throw new Error(`--node ${node}: did not answer --version within ${timeoutMs / 1000} s; give the path of a Node binary`)
     throw new Error(`--node ${node}: not a Node binary that runs here (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`)
   }
   if (!/^v\d+\.\d+\.\d+/.test(version)) throw new Error(`--node ${node}: answered "${version}" to --version, not a Node version`)
