@@ -20,7 +20,7 @@ function history(first: string, steps: ReadonlyArray<typeof step extends fc.Arbi
   steps.slice(0, n).forEach((s, i) => {
     const content: ContentBlock[] = []
     if (s.thinking) content.push({ type: 'reasoning', text: 'think', signature: `sig-${i}` })
-    if (s.text) content.push({ type: 'text', text: s.text })
+    if (/\S/.test(s.text)) content.push({ type: 'text', text: s.text })
     for (let c = 0; c < s.calls; c++) content.push({ type: 'tool-call', id: CallId(`toolu_${i}_${c}`), name: 'read', arguments: '{}' })
     if (content.length === 0) content.push({ type: 'text', text: 'ok' })
     messages.push(createAssistantMessage(content, { source }))
