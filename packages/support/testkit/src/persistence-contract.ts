@@ -162,6 +162,27 @@ export function describePersistenceContract(
       expect((await restarted.load(session.id)).events).toEqual(plain(session.events))
     })
 
+    it('refuses a new log over a stored id it has not loaded (SESSION_EXISTS, at append or at flush) and keeps the stored log', async () => {
+      const h = await open()
+      const logs = await logBuilder()
+      const session = logs.session('contract-taken')
+      closedTurn(session, 1)
+      await write(h.backend, session)
+      const restarted = await h.reopen()
+      const fresh = logs.session('contract-taken')
+      closedTurn(fresh, 1)
+      closedTurn(fresh, 2)
+      // A backend may refuse the append itself (a file it did not load) or the write (a row that exists).
+      const refusal = await restarted.append(fresh.id, fresh.events).then(
+        () => restarted.flush(fresh.id),
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(refusal).toMatchObject({ code: 'SESSION_EXISTS' })
+      expect((await restarted.load(session.id)).events).toEqual(plain(session.events))
+    })
+
     it('rejects load (and delete) of an unknown id with SESSION_NOT_FOUND', async () => {
       const { backend } = await open()
       await expect(backend.load(SessionId('contract-missing'))).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
