@@ -49,7 +49,14 @@ export interface LlmFailure {
   requestId?: string
 }
 
-/** A thrown model-call failure: an `Error` with a `code` and the JSON `failure`. */
+/**
+ * A thrown model-call failure: an `Error` with a `code` and the JSON `failure`.
+ * `failure` is kept as given when it is plain JSON (its fields strings,
+ * booleans or finite numbers); otherwise it is a copy without the fields
+ * JSON would drop or change (an unset `status: undefined`, a `NaN` wait, an
+ * object), since it ends up in the session log (a finish chunk, `turn/end`),
+ * which refuses them.
+ */
 export class LlmError extends Error {
   override readonly name = 'LlmError'
   readonly code: LlmErrorCode
@@ -58,8 +65,27 @@ export class LlmError extends Error {
   constructor(failure: LlmFailure, options?: { cause?: unknown }) {
     super(failure.message, options)
     this.code = failure.code
-    this.failure = failure
+    this.failure = plainFailure(failure)
   }
+}
+
+/** Whether `value` is a JSON leaf that survives a round trip unchanged. */
+function isPlainLeaf(value: unknown): boolean {
+  return typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
+}
+
+/** `failure` itself when every field is a plain JSON leaf, else a copy of those fields alone (a thrown failure only: no hot path). */
+function plainFailure(failure: LlmFailure): LlmFailure {
+  const fields = failure as unknown as Record<string, unknown>
+  let plain = true
+  for (const key in fields) if (!isPlainLeaf(fields[key])) plain = false
+  if (plain) return failure
+  const out: Record<string, unknown> = {}
+  for (const key in fields) if (isPlainLeaf(fields[key])) out[key] = fields[key]
+  // The two required fields stay, in words, whatever an untyped caller gave.
+  if (typeof out.code !== 'string') out.code = 'UNKNOWN'
+  if (typeof out.message !== 'string') out.message = String(failure.message ?? 'the model call failed')
+  return out as unknown as LlmFailure
 }
 
 function isAbortError(error: unknown): boolean {

@@ -36,6 +36,22 @@ describe('dispatch never throws for provider failures (R-LLM-4)', () => {
     ])
   })
 
+  it('an LlmError whose failure has fields JSON cannot keep (an unset status, a NaN wait, an object) becomes a finish of plain JSON, as the session log requires', async () => {
+    // The loop logs every chunk; the log refuses undefined and non-finite values, and a refused chunk fails the agent for good.
+    const thrown = { code: 'SERVER', message: 'busy', status: undefined, retryAfterMs: Number.NaN, requestId: 'req_1', cause: new Error('x') }
+    const adapter: LlmAdapter = {
+      stream() {
+        throw new LlmError(thrown as never)
+      },
+    }
+    const chunks = await collect(await streamWith(adapter))
+    const failure = { code: 'SERVER', message: 'busy', requestId: 'req_1' }
+    expect({ chunks, failure: new LlmError(thrown as never).failure }).toStrictEqual({
+      chunks: [{ type: 'finish', reason: { kind: 'error', failure } }],
+      failure,
+    })
+  })
+
   it('classifies an adapter whose iterator factory throws', async () => {
     const adapter: LlmAdapter = {
       stream: () => ({
