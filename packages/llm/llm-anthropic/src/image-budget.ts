@@ -1,6 +1,6 @@
 import type { ImageBlock } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits } from './config'
-import { pixelSize, type PixelSize } from './image-size'
+import { imageFormat, pixelSize, type ImageFormat, type PixelSize } from './image-size'
 
 /** The Messages API's limits as Anthropic documents them (the vision guide, late 2026). */
 export const imageLimitDefaults: Readonly<Required<ImageLimits>> = Object.freeze({
@@ -23,6 +23,7 @@ export const imageNotes = {
     `[image omitted: ${mb(bytes)}, over the provider's limit of ${mb(limits.maxImageBytes)} per image]`,
   side: (size: PixelSize, limits: Required<ImageLimits>) =>
     `[image omitted: ${size.width}×${size.height} px, over the provider's limit of ${limits.maxSide} px per side]`,
+  format: (declared: string) => `[image omitted: its data (declared ${declared}) is not a JPEG, PNG, GIF or WebP image, the formats the provider takes]`,
   many: (size: PixelSize, limits: Required<ImageLimits>) =>
     `[image omitted: ${size.width}×${size.height} px, over the provider's limit of ${limits.manySide} px per side in a request with more than ${limits.manyImages} images]`,
 }
@@ -37,20 +38,27 @@ interface Sent {
   size: PixelSize | undefined
 }
 
+/** What an image's header says: its format by signature, and its pixel size when readable. */
+interface Header {
+  format: ImageFormat | undefined
+  size: PixelSize | undefined
+}
+
 /**
  * Header reads are remembered per image block: history messages are frozen
  * and reach every request of a session as the same objects, so each image's
  * header is read once, not once per step.
  */
-const sizes = new WeakMap<ImageBlock, PixelSize | null>()
+const headers = new WeakMap<ImageBlock, Header>()
 
-function sizeOf(block: ImageBlock): PixelSize | undefined {
-  let size = sizes.get(block)
-  if (size === undefined) {
-    size = pixelSize(block.data) ?? null
-    if (Object.isFrozen(block)) sizes.set(block, size)
+function headerOf(block: ImageBlock): Header {
+  let header = headers.get(block)
+  if (header === undefined) {
+    const format = imageFormat(block.data)
+    header = { format, size: format ? pixelSize(block.data) : undefined }
+    if (Object.isFrozen(block)) headers.set(block, header)
   }
-  return size ?? undefined
+  return header
 }
 
 function replace(wire: WireImage, text: string): void {
@@ -66,8 +74,10 @@ function replace(wire: WireImage, text: string): void {
  * history alone (two requests for the same history are byte-identical), and
  * so that the request's prefix changes rarely as the session grows:
  *
- * - An image too large on its own (bytes, or pixels per side) is replaced by
- *   a note saying why, wherever it is.
+ * - An image too large on its own (bytes, or pixels per side), or whose data
+ *   is not a JPEG, PNG, GIF or WebP image, is replaced by a note saying why,
+ *   wherever it is. An image goes with the media type its data has (a PNG
+ *   labelled `image/jpeg` goes as `image/png`): the API refuses a mismatch.
  * - The other images are replayed oldest first against the limits: when one
  *   would take the request over the count or the byte budget, the oldest
  *   images still sent are left out until what remains is at most half of each
@@ -92,10 +102,12 @@ export class ImageBudget {
     const limits = this.limits
     const bytes = block.data.length
     if (bytes > limits.maxImageBytes) return { type: 'text', text: imageNotes.bytes(bytes, limits) }
-    const size = sizeOf(block)
+    const { format, size } = headerOf(block)
+    // The API decodes only these four formats, and refuses data whose signature is not the declared type.
+    if (format === undefined) return { type: 'text', text: imageNotes.format(block.mediaType) }
     const side = size ? Math.max(size.width, size.height) : 0
     if (size && side > limits.maxSide) return { type: 'text', text: imageNotes.side(size, limits) }
-    const wire: WireImage = { type: 'image', source: { type: 'base64', media_type: block.mediaType, data: block.data } }
+    const wire: WireImage = { type: 'image', source: { type: 'base64', media_type: format, data: block.data } }
     this.sent.push({ wire, bytes, side, size })
     return wire
   }

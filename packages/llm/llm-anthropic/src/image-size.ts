@@ -77,6 +77,23 @@ function jpeg(data: string): PixelSize | undefined {
   return undefined
 }
 
+/** The image formats the Messages API takes, as their media types. */
+export type ImageFormat = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'
+
+/**
+ * The format of base64 image data by its signature (its first 12 bytes), or
+ * `undefined` when it is none of JPEG, PNG, GIF and WebP: the API decodes
+ * only these, whatever the media type says.
+ */
+export function imageFormat(data: string): ImageFormat | undefined {
+  const head = bytesAt(data, 0, 12)
+  if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg'
+  if (head.length >= 8 && PNG.every((byte, i) => head[i] === byte)) return 'image/png'
+  if (head.length >= 6 && /^GIF8[79]a$/.test(head.toString('latin1', 0, 6))) return 'image/gif'
+  if (head.length >= 12 && head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP') return 'image/webp'
+  return undefined
+}
+
 /**
  * The pixel size a PNG, GIF, WebP or JPEG image declares in its header, or
  * `undefined` when the data is none of these or its header cannot be read

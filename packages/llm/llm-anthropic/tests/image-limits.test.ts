@@ -250,3 +250,61 @@ describe('pixelSize', () => {
     ])
   })
 })
+
+describe('images the API cannot take as declared', () => {
+  let server: FakeProvider
+  beforeEach(async () => {
+    server = await FakeProvider.start()
+  })
+  afterEach(async () => {
+    await server.stop()
+  })
+
+  /** Refuses like the Messages API a media type outside its four, and data whose signature is not its declared type; else streams "ok". */
+  const judgesTypes: Handler = async (request, res, closed) => {
+    const refuse = (message: string) => reply(400, { type: 'error', error: { type: 'invalid_request_error', message } })(request, res, closed)
+    const types: Record<string, string> = { '/9j/': 'image/jpeg', iVBORw0KGgo: 'image/png', R0lGOD: 'image/gif', UklGR: 'image/webp' }
+    const images: Array<{ media_type: string; data: string }> = []
+    const visit = (block: { type: string; source?: { media_type: string; data: string }; content?: unknown[] }) => {
+      if (block.type === 'image') images.push(block.source!)
+      ;(block.content as (typeof block)[] | undefined)?.forEach(visit)
+    }
+    for (const message of (request.body as { messages: Array<{ content: Array<Parameters<typeof visit>[0]> }> }).messages) message.content.forEach(visit)
+    for (const { media_type, data } of images) {
+      if (!Object.values(types).includes(media_type)) return refuse("image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'")
+      const actual = Object.entries(types).find(([prefix]) => data.startsWith(prefix))?.[1]
+      if (actual !== media_type) return refuse(`image.source.base64.data: Image does not match the provided media type ${media_type}`)
+    }
+    return stream([wire.start(), wire.text(0), wire.textDelta(0, 'ok'), wire.stop(0), wire.delta('end_turn'), wire.end()])(request, res, closed)
+  }
+
+  it('an image labelled with the wrong type goes with the type its data has; one in a format the API does not take (SVG, BMP, not an image) is replaced by a note', async () => {
+    const adapter = new AnthropicAdapter({ name: 'claude', baseUrl: server.origin, apiKey: 'sk-ant-images-0123456789', cacheBreakpoints: false })
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1]).toString('base64')
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64')
+    const bmp = Buffer.from('BM\x36\x00\x00\x00\x00\x00\x00\x00\x36\x00', 'latin1').toString('base64')
+    const labels: Array<[string, string]> = [
+      ['image/png', jpeg],
+      ['image/jpg', jpeg],
+      ['image/svg+xml', svg],
+      ['image/bmp', bmp],
+      ['image/png', Buffer.from('not an image at all').toString('base64')],
+      ['image/png', png(10, 10)],
+    ]
+    const history = deepFreeze([
+      createUserMessage(labels.map(([mediaType, data]) => ({ type: 'image' as const, mediaType, data }))),
+    ])
+    server.handle(judgesTypes)
+    const chunks = await collect(adapter.stream({ provider: 'claude', model: 'claude-test', messages: history }))
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
+    const content = (server.requests[0]!.body as { messages: Array<{ content: Array<{ type: string; text?: string; source?: { media_type: string } }> }> }).messages[0]!.content
+    expect(content.map((block) => block.source?.media_type ?? block.text)).toEqual([
+      'image/jpeg',
+      'image/jpeg',
+      "[image omitted: its data (declared image/svg+xml) is not a JPEG, PNG, GIF or WebP image, the formats the provider takes]",
+      "[image omitted: its data (declared image/bmp) is not a JPEG, PNG, GIF or WebP image, the formats the provider takes]",
+      "[image omitted: its data (declared image/png) is not a JPEG, PNG, GIF or WebP image, the formats the provider takes]",
+      'image/png',
+    ])
+  })
+})

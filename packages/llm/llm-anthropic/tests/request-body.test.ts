@@ -60,7 +60,7 @@ describe('request mapping', () => {
     const messages: Message[] = [
       createUserMessage([
         { type: 'text', text: 'What is in this picture?' },
-        { type: 'image', mediaType: 'image/png', data: 'iVBORw0K' },
+        { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
       ]),
       createAssistantMessage(
         [
@@ -93,7 +93,7 @@ describe('request mapping', () => {
           role: 'user',
           content: [
             { type: 'text', text: 'What is in this picture?' },
-            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0K' } },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
           ],
         },
         {
