@@ -183,6 +183,27 @@ export function describePersistenceContract(
       expect((await restarted.load(session.id)).events).toEqual(plain(session.events))
     })
 
+    it('refuses an append that does not continue the log (a gap) with INVALID_APPEND, queueing nothing', async () => {
+      const { backend } = await open()
+      const logs = await logBuilder()
+      const session = logs.session('contract-gap')
+      closedTurn(session, 1)
+      await backend.append(session.id, session.events.slice(0, 3))
+      await expect(backend.append(session.id, session.events.slice(4))).rejects.toMatchObject({ code: 'INVALID_APPEND' })
+      await backend.append(session.id, session.events.slice(3))
+      await backend.flush(session.id)
+      expect((await backend.load(session.id)).events).toEqual(plain(session.events))
+    })
+
+    it('a load reads what was appended before it, flushed or not', async () => {
+      const { backend } = await open()
+      const logs = await logBuilder()
+      const session = logs.session('contract-pending')
+      closedTurn(session, 1)
+      await backend.append(session.id, session.events)
+      expect(await backend.load(session.id)).toEqual({ id: session.id, events: plain(session.events), repairs: [], warnings: [] })
+    })
+
     it('rejects load (and delete) of an unknown id with SESSION_NOT_FOUND', async () => {
       const { backend } = await open()
       await expect(backend.load(SessionId('contract-missing'))).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
@@ -371,6 +392,36 @@ export function describePersistenceContract(
         const reloaded = await restarted.load(first.id)
         expect(reloaded.events).toEqual(plain(resumed.events))
         expect(reloaded.events.map((event) => event.seq)).toEqual(resumed.events.map((_event, index) => index))
+      })
+
+      it('refuses to load a session that is live in this process (SESSION_LOCKED): one writer per session', async () => {
+        const h = await wired()
+        if (!h) return
+        const session = h.ctx.sessions.prepare(SessionId('contract-live-load'))
+        const detach = h.ctx.sessions.enter(session)
+        closedTurn(session, 1)
+        await h.ctx.sessions.flush(session)
+        await expect(h.ctx.sessionPersistence.load(session.id)).rejects.toMatchObject({ code: 'SESSION_LOCKED' })
+        detach()
+        await h.ctx.sessionPersistence.flush(session.id)
+        expect((await h.ctx.sessionPersistence.load(session.id)).events).toEqual(plain(session.events))
+      })
+
+      it('a publication another listener vetoes stores nothing: the id stays free', async () => {
+        const h = await wired()
+        if (!h) return
+        const veto = h.ctx.on('session/created', () => {
+          throw new Error('policy says no')
+        })
+        expect(() => h.ctx.sessions.create(SessionId('contract-vetoed'))).toThrow('policy says no')
+        veto()
+        // Waits for the backend to let go of the dropped writer; it may report the write it dropped.
+        await h.ctx.sessionPersistence.flush(SessionId('contract-vetoed')).catch(() => {})
+        expect(await h.ctx.sessionPersistence.exists(SessionId('contract-vetoed'))).toBe(false)
+        const session = h.ctx.sessions.create(SessionId('contract-vetoed'))
+        closedTurn(session, 1)
+        await h.ctx.sessions.flush(session)
+        expect((await (await h.reopen()).load(session.id)).events).toEqual(plain(session.events))
       })
 
       it('refuses to delete a session that is live in this process (SESSION_LIVE)', async () => {
