@@ -116,6 +116,11 @@ export class Invariants extends Service {
         try {
           const result = await check()
           if (!result) continue
+          // A string is an Iterable<string>: iterated, one message would become a violation per character.
+          if (typeof result === 'string') {
+            found.push({ invariant: name, message: result })
+            continue
+          }
           for (const item of result) found.push(typeof item === 'string' ? { invariant: name, message: item } : item)
         } catch (error) {
           found.push({ invariant: name, message: `the check itself failed: ${error instanceof Error ? error.message : String(error)}` })

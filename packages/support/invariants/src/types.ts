@@ -10,8 +10,9 @@ export interface InvariantViolation {
 
 /**
  * A check: returns (or resolves to) the violations it found, as objects or
- * plain messages; nothing means it holds. A check that throws is itself
- * reported as a violation of its invariant.
+ * plain messages, or one message as a string; nothing (or an empty string)
+ * means it holds. A check that throws is itself reported as a violation of
+ * its invariant.
  */
 export type InvariantCheck = () =>
   | Iterable<InvariantViolation | string>

@@ -38,6 +38,14 @@ describe('ctx.invariants', () => {
     expect(logged.some((line) => line.startsWith('error:') && line.includes('eager'))).toBe(true)
   })
 
+  it('a check that returns one message as a plain string reports that message once, not one violation per character', async () => {
+    const root = await mount('collect')
+    // A string is an Iterable<string>, so the type lets a check return one.
+    root.invariants.register('single', () => 'broken')
+    root.invariants.register('none', () => '')
+    expect(await root.invariants.check()).toEqual([{ invariant: 'single', message: 'broken' }])
+  })
+
   it('a check that throws is reported as a violation of its invariant', async () => {
     const root = await mount('collect')
     root.invariants.register('fragile', () => {
