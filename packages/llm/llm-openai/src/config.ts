@@ -15,6 +15,12 @@ export interface ImageLimits {
   maxImageBytes?: number
   /** Base64 characters of all the images of a request (OpenAI: 50 MB). */
   maxTotalBytes?: number
+  /**
+   * The media types the provider takes (OpenAI: PNG, JPEG, GIF, WebP); an image
+   * of another declared type is replaced by a note. Compared in lower case,
+   * `image/jpg` as `image/jpeg`. Absent: every type is sent.
+   */
+  mediaTypes?: string[]
 }
 
 /** The names of the built-in provider presets. */
@@ -103,6 +109,7 @@ export const ImageLimits: Schema<ImageLimits> = Schema.object({
   maxImages: Schema.natural().min(1).description('Images per request.'),
   maxImageBytes: Schema.natural().min(1).description('Base64 characters of one image.'),
   maxTotalBytes: Schema.natural().min(1).description('Base64 characters of all the images of a request.'),
+  mediaTypes: Schema.array(Schema.string()).description('Media types the provider takes.'),
 }) as Schema<ImageLimits>
 
 export const ModelConfig: Schema<ModelConfig> = Schema.object({

@@ -17,6 +17,13 @@ export const imageNotes = {
       .filter(Boolean)
       .join(', ')}); the session still holds it]`,
   bytes: (bytes: number, limit: number) => `[image omitted: ${mb(bytes)}, over the provider's limit of ${mb(limit)} per image]`,
+  type: (declared: string, taken: readonly string[]) => `[image omitted: ${declared}, a type the provider does not take (${taken.join(', ')})]`,
+}
+
+/** A media type as compared and sent: lower case, `image/jpg` as `image/jpeg`. */
+export function mediaType(declared: string): string {
+  const type = declared.trim().toLowerCase()
+  return type === 'image/jpg' ? 'image/jpeg' : type
 }
 
 function replace(wire: WireImage, text: string): void {
@@ -33,7 +40,8 @@ function replace(wire: WireImage, text: string): void {
  * same history are byte-identical and the request's prefix changes rarely as
  * the session grows:
  *
- * - An image over `maxImageBytes` is replaced by a note saying why.
+ * - An image over `maxImageBytes`, or of a type outside `mediaTypes`, is
+ *   replaced by a note saying why.
  * - The other images are replayed oldest first: when one would take the
  *   request over `maxImages` or `maxTotalBytes`, the oldest still sent are
  *   left out until what remains is at most half of each limit. What is left
@@ -60,7 +68,13 @@ export class ImageBudget {
   image(block: ImageBlock): WireImage {
     const bytes = block.data.length
     if (bytes > this.maxImageBytes) return { type: 'text', text: imageNotes.bytes(bytes, this.maxImageBytes) }
-    const wire: WireImage = { type: 'image_url', image_url: { url: `data:${block.mediaType};base64,${block.data}` } }
+    const taken = this.limits.mediaTypes
+    let type = block.mediaType
+    if (taken !== undefined) {
+      type = mediaType(type)
+      if (!taken.includes(type)) return { type: 'text', text: imageNotes.type(block.mediaType, taken) }
+    }
+    const wire: WireImage = { type: 'image_url', image_url: { url: `data:${type};base64,${block.data}` } }
     this.sent.push({ wire, bytes })
     return wire
   }

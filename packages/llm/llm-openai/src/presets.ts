@@ -50,8 +50,8 @@ export const presets: Readonly<Record<PresetName, Readonly<ProviderConfig>>> = d
     defaultModel: 'gpt-4.1',
     maxTokensParam: 'max_completion_tokens',
     idleTimeoutMs: 300_000,
-    // The vision guide's image input requirements: 500 images, 50 MB of images per request, 20 MB each.
-    images: { maxImages: 500, maxImageBytes: 20_000_000, maxTotalBytes: 50_000_000 },
+    // The vision guide's image input requirements: PNG, JPEG, GIF, WebP; 500 images, 50 MB of images per request, 20 MB each.
+    images: { maxImages: 500, maxImageBytes: 20_000_000, maxTotalBytes: 50_000_000, mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] },
     models: {
       'gpt-4.1': { contextWindow: 1_047_576, maxOutputTokens: 32_768 },
       'gpt-4.1-mini': { contextWindow: 1_047_576, maxOutputTokens: 32_768 },

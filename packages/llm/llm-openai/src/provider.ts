@@ -9,6 +9,7 @@ import {
   type JsonObject,
 } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits, MaxTokensParam, ModelConfig, PresetName, ProviderConfig } from './config'
+import { mediaType } from './image-budget'
 import { presets } from './presets'
 
 /**
@@ -115,6 +116,13 @@ function imageLimits(images: ImageLimits | undefined, field: string, where: stri
       throw new OpenAiConfigError(`${where}: ${field}.${key} must be a positive integer, got ${JSON.stringify(value)}`)
     }
     out[key] = value
+  }
+  const types = images.mediaTypes
+  if (types !== undefined) {
+    if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !t)) {
+      throw new OpenAiConfigError(`${where}: ${field}.mediaTypes must be a list of media types such as "image/png"`)
+    }
+    out.mediaTypes = types.map(mediaType)
   }
   if (out.maxImageBytes !== undefined && out.maxTotalBytes !== undefined && out.maxImageBytes > out.maxTotalBytes) {
     throw new OpenAiConfigError(

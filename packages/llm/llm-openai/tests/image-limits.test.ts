@@ -144,7 +144,7 @@ describe('image limits in the configuration', () => {
   it('come from the OpenAI preset; a model overrides per field; a limit that cannot work is refused', () => {
     const resolved = resolveProvider({ preset: 'openai', models: { 'gpt-4.1': { images: { maxImages: 10 } } } })
     expect([resolved.images, resolved.models['gpt-4.1']!.images, resolveProvider('deepseek').images]).toEqual([
-      { maxImages: 500, maxImageBytes: 20_000_000, maxTotalBytes: 50_000_000 },
+      { maxImages: 500, maxImageBytes: 20_000_000, maxTotalBytes: 50_000_000, mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] },
       { maxImages: 10 },
       {},
     ])
@@ -156,12 +156,62 @@ describe('image limits in the configuration', () => {
         return { code: (error as { code: string }).code, message: (error as Error).message }
       }
     }
-    expect([problem({ maxImages: 0 }), problem({ maxTotalBytes: 10 }, { m: { images: { maxImageBytes: 11 } } })]).toEqual([
+    expect([
+      problem({ maxImages: 0 }),
+      problem({ maxTotalBytes: 10 }, { m: { images: { maxImageBytes: 11 } } }),
+      problem({ mediaTypes: ['image/png', ''] }),
+    ]).toEqual([
       { code: 'INVALID_PROVIDER_CONFIG', message: 'provider "vllm": images.maxImages must be a positive integer, got 0' },
       {
         code: 'INVALID_PROVIDER_CONFIG',
         message: 'provider "vllm": models.m.images.maxImageBytes (11) must not exceed models.m.images.maxTotalBytes (10): one image must fit in a request',
       },
+      { code: 'INVALID_PROVIDER_CONFIG', message: 'provider "vllm": images.mediaTypes must be a list of media types such as "image/png"' },
+    ])
+  })
+})
+
+describe('images in a format the provider does not take', () => {
+  let server: FakeProvider
+  beforeEach(async () => {
+    server = await FakeProvider.start()
+  })
+  afterEach(async () => {
+    await server.stop()
+  })
+
+  /** Refuses like OpenAI an image whose data URL is not PNG, JPEG, GIF or WebP (OpenAI's wording); else streams "ok". */
+  const judgesFormats: Handler = async (request, res, closed) => {
+    const urls = (request.body as Body).messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((p) => p.type === 'image_url').map((p) => p.image_url!.url) : []))
+    if (urls.some((url) => !/^data:image\/(png|jpeg|gif|webp);/.test(url))) {
+      const message = "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp']."
+      return reply(400, { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_image_format' } })(request, res, closed)
+    }
+    return sse([chunk({ role: 'assistant', content: 'ok' }), chunk({}, 'stop')])(request, res, closed)
+  }
+
+  it("with the OpenAI preset, an SVG or BMP a tool returned is replaced by a note naming its type, and the session's requests are accepted", async () => {
+    const adapter = new OpenAiAdapter({ preset: 'openai', baseUrl: server.url, apiKey: 'sk-images-0123456789abcdef' })
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64')
+    const history = deepFreeze([
+      createUserMessage([
+        { type: 'text', text: 'compare' },
+        { type: 'image', mediaType: 'image/svg+xml', data: svg },
+        { type: 'image', mediaType: 'image/bmp', data: 'Qk0=' },
+        { type: 'image', mediaType: 'image/png', data: pixel },
+        { type: 'image', mediaType: 'IMAGE/JPG', data: '/9j/4AAQ' },
+      ]),
+    ])
+    server.handle(judgesFormats)
+    const chunks = await collect(adapter.stream({ provider: 'openai', model: 'gpt-4.1', messages: history }))
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
+    const parts = (server.requests[0]!.body as Body).messages[0]!.content as Part[]
+    expect(parts.map((part) => part.text ?? part.image_url!.url.slice(0, 22))).toEqual([
+      'compare',
+      '[image omitted: image/svg+xml, a type the provider does not take (image/png, image/jpeg, image/gif, image/webp)]',
+      '[image omitted: image/bmp, a type the provider does not take (image/png, image/jpeg, image/gif, image/webp)]',
+      'data:image/png;base64,',
+      'data:image/jpeg;base64',
     ])
   })
 })
