@@ -131,6 +131,22 @@ describe('memoryPersistence refuses what the file backends refuse', () => {
     expect((await backend.reopen().load(SessionId('before'))).events).toEqual(plain(live.events.slice(0, 7)))
   })
 
+  it('a re-plugged backend continues a live session where the previous instance stopped', async () => {
+    const backend = new MemorySessionPersistence()
+    const ctx = new Context()
+    await ctx.plugin(Sessions)
+    const session = ctx.sessions.create('reloaded')
+    const first = ctx.plugin(memoryPersistence, { backend })
+    await first
+    closedTurn(session, 1)
+    await first.dispose()
+    closedTurn(session, 2) // no backend: not persisted yet
+    await ctx.plugin(memoryPersistence, { backend })
+    closedTurn(session, 3)
+    await ctx.sessions.flush(session)
+    expect((await backend.reopen().load(SessionId('reloaded'))).events).toEqual(plain(session.events))
+  })
+
   it('disposing the app keeps writing a live session until its owner disposes it (the tail of a settling turn is stored)', async () => {
     const backend = new MemorySessionPersistence()
     const { ctx } = await app(backend)
