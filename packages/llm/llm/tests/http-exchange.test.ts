@@ -341,6 +341,39 @@ describe('event bodies', () => {
     ])
   })
 
+  it('a body whose lines end with a bare CR keeps its last event: the CR at the end of the body ends a line', async () => {
+    // As an SSE parser reads (eventsource-parser, the adapters'): a line ends at CR, LF or CRLF, so a CR at the end of
+    // the text fed so far is held until the next character shows whether an LF follows. At the end of the body none will.
+    let pending = ''
+    let data: string[] = []
+    const out: StreamChunk[] = []
+    const feed = (text: string) => {
+      pending += text
+      for (let at = pending.search(/[\r\n]/); at !== -1; at = pending.search(/[\r\n]/)) {
+        if (pending[at] === '\r' && at === pending.length - 1) break
+        const line = pending.slice(0, at)
+        pending = pending.slice(pending.startsWith('\r\n', at) ? at + 2 : at + 1)
+        if (line === '') {
+          for (const text of data) out.push({ type: 'text-delta', index: 0, text })
+          data = []
+        } else if (line.startsWith('data: ')) data.push(line.slice(6))
+      }
+    }
+    const sink = { feed, end() {}, stopped: false }
+    const exchange = new HttpExchange(undefined, 'local', generous)
+    const chunks: StreamChunk[] = []
+    try {
+      const body = readEventBody(new Response('data: one\r\rdata: two\r\r', { status: 200 }), exchange, sink, out, secrets, undefined)
+      for await (const chunk of body) chunks.push(chunk)
+    } finally {
+      exchange.close()
+    }
+    expect(chunks).toEqual([
+      { type: 'text-delta', index: 0, text: 'one' },
+      { type: 'text-delta', index: 0, text: 'two' },
+    ])
+  })
+
   it('event data that is not JSON is MALFORMED_STREAM quoting its redacted start', () => {
     expect([eventPayload('{"a":1}', 'local', secrets, undefined), eventPayload(`oops ${key}`, 'local', secrets, 'req_1')]).toEqual([
       { ok: true, payload: { a: 1 } },

@@ -205,7 +205,11 @@ async function peekBody(response: Response, exchange: HttpExchange): Promise<Pee
 
 /** Where `readEventBody` puts the decoded body: an adapter's SSE parser and decoder. */
 export interface EventBodySink {
-  /** Takes the next decoded text (possibly empty, possibly mid-line). */
+  /**
+   * Takes the next decoded text (possibly empty, possibly mid-line). A body
+   * that ends with a CR gets an LF after it in the last text: the CR ends a
+   * line, and an SSE parser would otherwise wait for a possible CRLF.
+   */
   feed(text: string): void
   /** The body ended; called once, after the last `feed`. */
   end(): void
@@ -254,6 +258,8 @@ async function* eventBatches(
   const reader = response.body.getReader()
   const text = new TextDecoder()
   let eof = false
+  // Whether the text fed so far ends with a CR (one comparison per network read, none per chunk).
+  let endsWithCR = false
   while (!sink.stopped && !eof) {
     let result: BodyReadResult
     try {
@@ -264,9 +270,17 @@ async function* eventBatches(
     }
     if (result.done) {
       eof = true
-      sink.feed(text.decode())
+      const rest = text.decode()
+      if (rest.length !== 0) endsWithCR = rest.charCodeAt(rest.length - 1) === 13
+      // A CR that ends the body ends a line, but an SSE parser holds it for the LF of a CRLF that will never come (a
+      // server ending its lines with bare CRs lost its last event): the LF makes it the same line end.
+      sink.feed(endsWithCR ? `${rest}\n` : rest)
       sink.end()
-    } else sink.feed(text.decode(result.value, { stream: true }))
+    } else {
+      const piece = text.decode(result.value, { stream: true })
+      if (piece.length !== 0) endsWithCR = piece.charCodeAt(piece.length - 1) === 13
+      sink.feed(piece)
+    }
     // A copy: the consumer keeps the batch while the sink fills `out` again.
     if (out.length > 0) yield out.splice(0, out.length)
   }
