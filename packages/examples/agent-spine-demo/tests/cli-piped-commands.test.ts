@@ -32,4 +32,15 @@ describe.concurrent('dsh-demo interactive, lines piped in at once', { timeout: 2
     expect({ failed: failure >= 0, before: failure < answer }).toEqual({ failed: true, before: true })
     expect(prompts(onlySession(data).events)).toEqual(['user/message "hello"'])
   })
+
+  it('a prompt then /exit: the prompt is answered, then the run exits (the turn was cancelled and the answer lost)', async () => {
+    const cwd = workspace()
+    const data = tempDir()
+    const { status, stdout } = await runDemo(['--data-dir', data], { cwd, input: 'hello\n/exit\nnot sent\n' })
+    expect(status).toBe(0)
+    expect(stdout).toContain('You said: "hello"')
+    const lines = trace(onlySession(data).events)
+    // The line after /exit is not sent: the run is on its way out.
+    expect({ prompts: prompts(onlySession(data).events), last: lines.at(-1) }).toEqual({ prompts: ['user/message "hello"'], last: 'turn/end 1 completed' })
+  })
 })

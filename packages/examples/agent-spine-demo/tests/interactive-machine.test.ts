@@ -149,6 +149,23 @@ describe('InteractiveMachine (the interactive command line’s states)', () => {
     expect([m.state, take()]).toEqual([{ name: 'exiting', code: 0 }, ['close 0']])
   })
 
+  it('/exit while the agent works exits once idle (lines meanwhile ignored, Ctrl-C cancels the turn); when idle, at once', () => {
+    const { m, take } = machine()
+    m.line('hello')
+    m.status('running')
+    m.turn(true)
+    expect([m.exitWhenIdle(), m.state.name]).toEqual([false, 'running'])
+    m.line('more')
+    m.line('/sessions')
+    expect(take()).toEqual(['followup hello'])
+    m.interrupt()
+    m.turn(false)
+    m.status('idle')
+    expect([m.state, take()]).toEqual([{ name: 'exiting', code: 0 }, ['warn ^C cancelling the turn (press Ctrl-C again to exit)', 'cancel', 'close 0']])
+    const idle = machine({ failed: true })
+    expect([idle.m.exitWhenIdle(), idle.m.state, idle.take()]).toEqual([true, { name: 'exiting', code: 1 }, ['close 1']])
+  })
+
   it('a refused prompt (the agent failed) is reported and the prompt comes back', () => {
     const { m, take } = machine({ refuse: 'the session log could not be made durable' })
     m.line('hello')

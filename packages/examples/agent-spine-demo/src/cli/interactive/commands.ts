@@ -60,7 +60,9 @@ export async function runCommand(text: string, context: CommandContext): Promise
   switch (name) {
     case '/exit':
     case '/quit':
-      return machine.exit(0)
+      // Right after a turn's summary the agent may still be finishing up (running, no turn open): nothing to say then.
+      if (!machine.exitWhenIdle() && machine.turnOpen) output.line('· exiting after the running turn (Ctrl-C cancels it)')
+      return
     case '/help':
       for (const line of HELP_DETAILS) output.line(line)
       return reprompt()

@@ -27,9 +27,10 @@ import { describeError } from '../describe-error'
  * - `exiting`: closing down (at most `EXIT_GRACE_MS`); lines are ignored, a
  *   Ctrl-C ends the process at once.
  *
- * Beside the state, two facts: whether a turn is open (from the log's
- * `turn/start` / `turn/end`), and whether input has ended (then the machine
- * exits as soon as it is idle).
+ * Beside the state, three facts: whether a turn is open (from the log's
+ * `turn/start` / `turn/end`), whether input has ended, and whether `/exit`
+ * was entered while the agent worked (in both cases the machine exits as
+ * soon as it is idle; after `/exit`, lines are ignored).
  */
 export type InteractiveState =
   | { readonly name: 'idle' }
@@ -95,6 +96,8 @@ export class InteractiveMachine {
   private current: InteractiveState = { name: 'idle' }
   private open = false
   private inputEnded = false
+  /** `/exit` was entered while the agent worked: exit once it is idle. */
+  private exitPending = false
   /** Lines entered while a session switch was pending or under way, in order: they run once it is done. */
   private held: string[] = []
   /** A switch command arrived and waits for the agent to be idle: lines wait too. */
@@ -123,7 +126,7 @@ export class InteractiveMachine {
       this.current = { name: state.resume }
       return state.approval.settle(readAnswer(text, state.approval.always !== undefined))
     }
-    if (state.name === 'exiting') return
+    if (state.name === 'exiting' || this.exitPending) return
     if (text === '') {
       if (state.name === 'idle') this.host.prompt()
       return
@@ -186,7 +189,7 @@ export class InteractiveMachine {
     }
     if (state !== 'running' && state !== 'cancelling') return
     this.current = { name: 'idle' }
-    if (this.inputEnded) this.exit(this.host.normalExitCode())
+    if (this.inputEnded || this.exitPending) this.exit(this.host.normalExitCode())
     else this.host.prompt()
   }
 
@@ -271,7 +274,23 @@ export class InteractiveMachine {
     return any
   }
 
-  /** Closes down with `code` (`/exit`, Ctrl-C, the end of input). */
+  /**
+   * `/exit`: exits now when the agent is idle; while it works, once it is
+   * idle, as the end of input does (a script piped in, a prompt then
+   * `/exit`, gets its answer; Ctrl-C cancels the turn). Lines entered
+   * meanwhile are ignored. Whether the exit has begun.
+   */
+  exitWhenIdle(): boolean {
+    const state = this.current.name
+    if (state === 'running' || state === 'cancelling') {
+      this.exitPending = true
+      return false
+    }
+    this.exit(this.host.normalExitCode())
+    return true
+  }
+
+  /** Closes down with `code` (Ctrl-C, the end of input, `/exit`). */
   exit(code: number): void {
     if (this.current.name === 'exiting') return
     const state = this.current
