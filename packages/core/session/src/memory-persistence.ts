@@ -43,6 +43,8 @@ class MemoryWriter implements LiveWriter {
   meta: SessionEventMap['session/meta'] | undefined = undefined
   lastType: string | undefined = undefined
   lastTime = 0
+  /** Told once when the writer fails (a live writer logs it: its disposal may be the only write, and nobody awaits that). */
+  onFail: ((error: Error) => void) | undefined = undefined
 
   constructor(
     readonly id: string,
@@ -58,10 +60,19 @@ class MemoryWriter implements LiveWriter {
     try {
       line = serializeEvent(event)
     } catch (cause) {
-      this.failed = new SessionError('INVALID_APPEND', `Event seq ${event.seq} (${event.type}) of session "${this.id}" is not JSON; nothing from it on is stored.`, { cause })
+      this.fail(new SessionError('INVALID_APPEND', `Event seq ${event.seq} (${event.type}) of session "${this.id}" is not JSON; nothing from it on is stored.`, { cause }))
       return
     }
     this.push(event, line)
+  }
+
+  /** Fails the writer for good (its flushes reject with `error` from now on). */
+  fail(error: Error): Error {
+    if (this.failed === undefined) {
+      this.failed = error
+      this.onFail?.(error)
+    }
+    return this.failed
   }
 
   push(event: AnySessionEvent, line: string): void {
@@ -241,6 +252,7 @@ export class MemorySessionPersistence implements SessionPersistence {
       name,
       open: (session) => {
         const writer = this.openLive(session)
+        writer.onFail = warn
         mine.add(writer)
         return writer
       },
@@ -276,11 +288,12 @@ export class MemorySessionPersistence implements SessionPersistence {
     let record = this.durable.sessions.get(id)
     if (writer.persisted === 0 && record === undefined) this.durable.sessions.set(id, (record = { lines: [], updatedAt: 0 }))
     if (record === undefined || record.lines.length !== writer.persisted) {
-      writer.failed = new SessionError(
-        'INVALID_APPEND',
-        `the stored log of session "${id}" changed (another writer, a delete) since this backend loaded or wrote it; nothing after its last flush is stored. Load it again.`,
+      throw writer.fail(
+        new SessionError(
+          'INVALID_APPEND',
+          `the stored log of session "${id}" changed (another writer, a delete) since this backend loaded or wrote it; nothing after its last flush is stored. Load it again.`,
+        ),
       )
-      throw writer.failed
     }
     for (const line of writer.pending) record.lines.push(line)
     writer.persisted += writer.pending.length

@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import { scoped } from '@deepseek-ai/dsh-scope'
 import { describe, expect, it } from 'vitest'
 import Sessions, { MemorySessionPersistence, memoryPersistence, SessionId, type AnySessionEvent } from '@deepseek-ai/dsh-session'
-import { closedTurn, openTurn } from './helpers'
+import { captureLogs, closedTurn, openTurn } from './helpers'
 
 // memoryPersistence is wired to live sessions the way dsh-session-jsonl and dsh-session-postgres are
 // (dsh-session's persistLiveSessions), so a veto, a second writer, an unplugged backend or the
@@ -145,6 +145,24 @@ describe('memoryPersistence refuses what the file backends refuse', () => {
     closedTurn(session, 3)
     await ctx.sessions.flush(session)
     expect((await backend.reopen().load(SessionId('reloaded'))).events).toEqual(plain(session.events))
+  })
+
+  it('a live session whose stored log changed under it (another instance wrote it) says so in the log once when its disposal cannot store the rest (nobody awaits that write)', async () => {
+    const backend = new MemorySessionPersistence()
+    const { ctx } = await app(backend)
+    const logs = captureLogs(ctx)
+    const session = ctx.sessions.prepare(SessionId('contested'))
+    const detach = ctx.sessions.enter(session)
+    closedTurn(session, 1)
+    await ctx.sessions.flush(session)
+    // Another process, believing this one dead, loads the session and continues it.
+    const other = backend.reopen()
+    const loaded = await other.load(session.id)
+    await other.append(session.id, [{ ...loaded.events[1]!, seq: loaded.events.length } as AnySessionEvent])
+    await other.flush(session.id)
+    closedTurn(session, 2)
+    detach()
+    expect(logs.filter((line) => line.includes('session "contested" changed'))).toHaveLength(1)
   })
 
   it('disposing the app keeps writing a live session until its owner disposes it (the tail of a settling turn is stored)', async () => {
