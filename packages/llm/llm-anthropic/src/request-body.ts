@@ -2,6 +2,7 @@ import { isFromRoute, LlmError, type ContentBlock, type GenerateOptions, type Js
 import type { ImageLimits, ModelConfig } from './config'
 import { ImageBudget, imageLimitDefaults } from './image-budget'
 import type { ResolvedProvider } from './provider'
+import { ToolIds } from './tool-ids'
 
 /** A prompt-cache breakpoint: the prefix up to and including the block that carries it is cached. */
 export const EPHEMERAL = { type: 'ephemeral' } as const
@@ -34,25 +35,6 @@ export interface WireMessage {
 const NON_BLANK = /\S/
 const sendable = (text: string): boolean => NON_BLANK.test(text)
 
-/** The ids the API takes for `tool_use.id` and `tool_result.tool_use_id`. */
-const API_ID = /^[a-zA-Z0-9_-]+$/
-
-/**
- * A tool call's id as sent. Other providers' ids may hold characters the API
- * refuses (Kimi's `functions.read_file:0`, Codex's `call_…|fc_…`), and a
- * session that switched to this provider would carry them into every request.
- * Such an id becomes its allowed characters, `_` for each other one, and a
- * base-36 FNV-1a hash of the whole id (so `a.b` and `a:b` stay apart). The
- * same function maps the call and its result, so they stay paired, and the
- * same id always maps to the same bytes.
- */
-function wireToolId(id: string): string {
-  if (API_ID.test(id)) return id
-  let hash = 0x811c9dc5
-  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
-  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${(hash >>> 0).toString(36)}`
-}
-
 function badRequest(message: string): LlmError {
   return new LlmError({ code: 'BAD_REQUEST', message })
 }
@@ -72,36 +54,42 @@ function toolInput(args: string): JsonObject {
   }
 }
 
-function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where: string, images: ImageBudget): WireBlock {
+/** What one request's mapping carries from message to message: its images and its tool call ids. */
+interface Walk {
+  images: ImageBudget
+  ids: ToolIds
+}
+
+function toolResult(block: Extract<ContentBlock, { type: 'tool-result' }>, where: string, walk: Walk): WireBlock {
   const content: Array<Extract<WireBlock, { type: 'text' | 'image' }>> = []
   block.content.forEach((inner, i) => {
     if (inner.type === 'text') {
       if (sendable(inner.text)) content.push({ type: 'text', text: inner.text })
-    } else if (inner.type === 'image') content.push(images.image(inner))
+    } else if (inner.type === 'image') content.push(walk.images.image(inner))
     else throw badRequest(`${where}.content[${i}] is a "${inner.type}" block inside a tool result; the Anthropic adapter can send only text and images there`)
   })
-  const out: WireBlock = { type: 'tool_result', tool_use_id: wireToolId(block.toolCallId) }
+  const out: WireBlock = { type: 'tool_result', tool_use_id: walk.ids.result(block.toolCallId) }
   if (content.length > 0) out.content = content
   if (block.isError) out.is_error = true
   return out
 }
 
-function userBlocks(message: Message, where: string, images: ImageBudget): WireBlock[] {
+function userBlocks(message: Message, where: string, walk: Walk): WireBlock[] {
   const results: WireBlock[] = []
   const rest: WireBlock[] = []
   message.content.forEach((block, i) => {
     const at = `${where}.content[${i}]`
-    if (block.type === 'tool-result') results.push(toolResult(block, at, images))
+    if (block.type === 'tool-result') results.push(toolResult(block, at, walk))
     else if (block.type === 'text') {
       if (sendable(block.text)) rest.push({ type: 'text', text: block.text })
-    } else if (block.type === 'image') rest.push(images.image(block))
+    } else if (block.type === 'image') rest.push(walk.images.image(block))
     else throw badRequest(`${at} is a "${block.type}" block in a user message; the Anthropic adapter sends only text, image and tool-result blocks there`)
   })
   // The API wants the tool results first in the message that answers the calls.
   return results.concat(rest)
 }
 
-function assistantBlocks(message: Message, where: string, sameRoute: boolean): WireBlock[] {
+function assistantBlocks(message: Message, where: string, sameRoute: boolean, ids: ToolIds): WireBlock[] {
   const out: WireBlock[] = []
   message.content.forEach((block, i) => {
     switch (block.type) {
@@ -116,7 +104,7 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
         if (sameRoute) out.push({ type: 'redacted_thinking', data: block.data })
         break
       case 'tool-call':
-        out.push({ type: 'tool_use', id: wireToolId(block.id), name: block.name, input: toolInput(block.arguments) })
+        out.push({ type: 'tool_use', id: ids.call(block.id), name: block.name, input: toolInput(block.arguments) })
         break
       default:
         throw badRequest(`${where}.content[${i}] is a "${block.type}" block in an assistant message; the Anthropic adapter sends only text, reasoning and tool-call blocks there`)
@@ -140,8 +128,9 @@ function assistantBlocks(message: Message, where: string, sameRoute: boolean): W
  * - Images stay within `limits` (the API's documented ones by default): an
  *   image left out is replaced by a text note saying why, the oldest first and
  *   in batches, as `ImageBudget` describes. The messages given are not changed.
- * - Tool call ids the API would refuse are mapped to ones it takes
- *   (`wireToolId`), the same for a call and its result.
+ * - Tool call ids the API would refuse (characters outside its pattern, an id
+ *   used twice) are mapped to ones it takes, calls and results alike
+ *   (`ToolIds`).
  * - Message ids and `source` are never sent; an unknown block type is refused
  *   with `BAD_REQUEST`, never dropped.
  */
@@ -152,12 +141,12 @@ export function toWireMessages(
   limits: Readonly<Required<ImageLimits>> = imageLimitDefaults,
 ): WireMessage[] {
   const out: WireMessage[] = []
-  const images = new ImageBudget(limits)
+  const walk: Walk = { images: new ImageBudget(limits), ids: new ToolIds() }
   messages.forEach((message, i) => {
     const where = `messages[${i}]`
     let content: WireBlock[]
-    if (message.role === 'user') content = userBlocks(message, where, images)
-    else if (message.role === 'assistant') content = assistantBlocks(message, where, isFromRoute(message, provider, model))
+    if (message.role === 'user') content = userBlocks(message, where, walk)
+    else if (message.role === 'assistant') content = assistantBlocks(message, where, isFromRoute(message, provider, model), walk.ids)
     else throw badRequest(`${where} has role ${JSON.stringify((message as Message).role)}; expected "user" or "assistant"`)
     if (content.length === 0) return
     const previous = out[out.length - 1]
@@ -165,7 +154,7 @@ export function toWireMessages(
       previous.content = message.role === 'user' ? mergeUser(previous.content, content) : previous.content.concat(content)
     } else out.push({ role: message.role, content })
   })
-  images.settle()
+  walk.images.settle()
   return out
 }
 
