@@ -55,6 +55,20 @@ describe.concurrent('dsh-demo: SIGTERM and SIGHUP close the session, then end th
     expectClosed(data)
   })
 
+  for (const mode of ['interactive', '-p'] as const) {
+    it(`${mode}: SIGTERM while starting up opens no turn, releases the session and exits by SIGTERM`, async () => {
+      const { cwd, data, env } = toolWorkspace('wait', { DSH_TEST_START_UNTIL_SIGNAL: '1' })
+      const demo = startDemo(mode === '-p' ? ['-p', 'go', '--data-dir', data] : ['--data-dir', data], { cwd, env })
+      await demo.waitFor(/^faults fixture: starting until SIGTERM$/m, 1, 'stderr')
+      demo.child.kill('SIGTERM')
+      expect(await demo.exited).toBe('SIGTERM')
+      // The session opened after the signal holds nothing: the interactive close deletes it, -p keeps its meta; no lock either way.
+      const files = readdirSync(data)
+      if (mode === 'interactive') expect(files).toEqual([])
+      else expect({ files: files.length, events: onlySession(data).events.map((event) => event.type) }).toEqual({ files: 1, events: ['session/meta'] })
+    })
+  }
+
   it('SIGTERM says that the session is being closed (interactive: on the screen; -p: on stderr)', async () => {
     const interactive = toolWorkspace('wait')
     const screen = startDemo(['--data-dir', interactive.data], interactive)

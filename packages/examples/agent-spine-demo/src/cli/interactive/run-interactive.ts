@@ -73,9 +73,12 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
     if (stopped === 'SIGHUP' && signal === 'SIGHUP') return
     if (stopped || guard.started) return io.abort(signal)
     stopped = signal
-    if (!started) return
+    if (started) stopNow()
+  }
+  /** Closes down for the stop signal received (once the machine has started). */
+  const stopNow = () => {
     // After SIGHUP the terminal is gone: nothing is said.
-    if (signal === 'SIGTERM') output.say('warn', '! SIGTERM: closing the session (send it again to stop at once)')
+    if (stopped === 'SIGTERM') output.say('warn', '! SIGTERM: closing the session (send it again to stop at once)')
     if (closing) void guard.close(() => closing!)
     else machine.exit(130)
   }
@@ -296,7 +299,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   machine.start()
   started = true
   // A stop signal that came while the session was opening.
-  if (stopped) machine.exit(130)
+  if (stopped) stopNow()
   try {
     return await done
   } finally {
