@@ -18,7 +18,8 @@ export interface ImageLimits {
   /**
    * The media types the provider takes (OpenAI: PNG, JPEG, GIF, WebP); an image
    * of another declared type is replaced by a note. Compared in lower case,
-   * `image/jpg` as `image/jpeg`. Absent: every type is sent.
+   * `image/jpg` as `image/jpeg`. Absent: every type is sent. Empty: the
+   * provider takes no images (DeepSeek), and every image is sent as a note.
    */
   mediaTypes?: string[]
 }

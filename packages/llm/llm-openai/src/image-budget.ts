@@ -17,7 +17,10 @@ export const imageNotes = {
       .filter(Boolean)
       .join(', ')}); the session still holds it]`,
   bytes: (bytes: number, limit: number) => `[image omitted: ${mb(bytes)}, over the provider's limit of ${mb(limit)} per image]`,
-  type: (declared: string, taken: readonly string[]) => `[image omitted: ${declared}, a type the provider does not take (${taken.join(', ')})]`,
+  type: (declared: string, taken: readonly string[]) =>
+    taken.length === 0
+      ? `[image omitted: ${declared}; this provider takes no images]`
+      : `[image omitted: ${declared}, a type the provider does not take (${taken.join(', ')})]`,
 }
 
 /** A media type as compared and sent: lower case, `image/jpg` as `image/jpeg`. */

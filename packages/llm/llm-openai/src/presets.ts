@@ -6,7 +6,7 @@ import type { PresetName, ProviderConfig } from './config'
  * limits when this package was released; override any of them per model in
  * the provider's `models` (the fields merge).
  *
- * DeepSeek: `deepseek-chat` and `deepseek-reasoner` are the API's non-thinking
+ * DeepSeek: its API takes no images, so each is sent as a note. `deepseek-chat` and `deepseek-reasoner` are the API's non-thinking
  * and thinking aliases. Its thinking mode wants earlier reasoning sent back for
  * turns that called tools (and ignores it for other turns), so the thinking
  * models replay reasoning. The V4 ids take a `reasoning_effort` of `high` or
@@ -24,6 +24,8 @@ export const presets: Readonly<Record<PresetName, Readonly<ProviderConfig>>> = d
     apiKeyEnv: 'DEEPSEEK_API_KEY',
     defaultModel: 'deepseek-chat',
     maxTokensParam: 'max_tokens',
+    // Its chat completions take text parts only (`unknown variant \`image_url\`, expected \`text\``): every image goes as a note.
+    images: { mediaTypes: [] },
     models: {
       'deepseek-chat': { contextWindow: 131_072, maxOutputTokens: 8_192 },
       'deepseek-reasoner': { contextWindow: 131_072, maxOutputTokens: 65_536, replayReasoning: true },

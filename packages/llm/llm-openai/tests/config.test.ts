@@ -12,7 +12,7 @@ describe('provider presets', () => {
       requestTimeoutMs: 30_000,
       idleTimeoutMs: 120_000,
       headers: {},
-      images: {},
+      images: { mediaTypes: [] },
       maxTokensParam: 'max_tokens',
       streamUsage: true,
       extraBody: {},

@@ -146,7 +146,7 @@ describe('image limits in the configuration', () => {
     expect([resolved.images, resolved.models['gpt-4.1']!.images, resolveProvider('deepseek').images]).toEqual([
       { maxImages: 500, maxImageBytes: 20_000_000, maxTotalBytes: 50_000_000, mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] },
       { maxImages: 10 },
-      {},
+      { mediaTypes: [] },
     ])
     const problem = (images: ProviderConfig['images'], models?: ProviderConfig['models']) => {
       try {
@@ -212,6 +212,43 @@ describe('images in a format the provider does not take', () => {
       '[image omitted: image/bmp, a type the provider does not take (image/png, image/jpeg, image/gif, image/webp)]',
       'data:image/png;base64,',
       'data:image/jpeg;base64',
+    ])
+  })
+})
+
+describe('a provider that takes no images (DeepSeek)', () => {
+  let server: FakeProvider
+  beforeEach(async () => {
+    server = await FakeProvider.start()
+  })
+  afterEach(async () => {
+    await server.stop()
+  })
+
+  /** Refuses like DeepSeek's chat completions any content part that is not text (its serde wording); else streams "ok". */
+  const textOnly: Handler = async (request, res, closed) => {
+    const at = (request.body as Body).messages.findIndex((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'))
+    if (at >= 0) {
+      const message = `Failed to deserialize the JSON body into the target type: messages[${at}]: unknown variant \`image_url\`, expected \`text\` at line 1 column 120`
+      return reply(400, { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } })(request, res, closed)
+    }
+    return sse([chunk({ role: 'assistant', content: 'ok' }), chunk({}, 'stop')])(request, res, closed)
+  }
+
+  it('with the DeepSeek preset, a screenshot a tool returned (or a pasted image) is sent as a note, and the session goes on', async () => {
+    const adapter = new OpenAiAdapter({ preset: 'deepseek', baseUrl: server.url, apiKey: 'sk-deepseek-0123456789abcdef' })
+    const history = deepFreeze([...screenshots(1), createUserMessage([{ type: 'image', mediaType: 'image/png', data: pixel }, { type: 'text', text: 'and this?' }])])
+    server.handle(textOnly)
+    const chunks = await collect(adapter.stream({ provider: 'deepseek', model: 'deepseek-v4-flash', messages: history }))
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
+    const messages = (server.requests[0]!.body as Body).messages
+    expect(messages.slice(-2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_0', content: 'shot 0' },
+      {
+        role: 'user',
+        content:
+          'Images returned by tool call call_0:\n\n[image omitted: image/png; this provider takes no images]\n\n[image omitted: image/png; this provider takes no images]\n\nand this?',
+      },
     ])
   })
 })
