@@ -146,6 +146,15 @@ describe('retryAfterMs: the retry hint of a real answer', () => {
     expect(hints).toEqual([3_000, 1_500, 7_000, 0, 251, undefined, undefined])
   })
 
+  it('a number too long for a double is no usable hint (an Infinity wait would make a failure the session log refuses)', () => {
+    const endless = '9'.repeat(400)
+    const hints = [
+      retryAfterMs(new Headers({ 'retry-after': endless }), now),
+      retryAfterMs(new Headers({ 'retry-after': '4', 'retry-after-ms': endless }), now, { millisecondsHeader: 'retry-after-ms' }),
+    ]
+    expect(hints).toEqual([undefined, 4_000])
+  })
+
   it('states the wait in a RATE_LIMIT message', async () => {
     expect(await answered(429, error('slow down'), { 'retry-after': '2' })).toEqual({
       code: 'RATE_LIMIT',
