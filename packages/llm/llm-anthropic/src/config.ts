@@ -21,6 +21,12 @@ export interface ImageLimits {
   manyImages?: number
   /** Pixels on either side of one image in a request with more than `manyImages` images (the API's limit: 2000 px). */
   manySide?: number
+  /**
+   * The image formats the provider takes, as media types (the API's: JPEG,
+   * PNG, GIF, WebP); an image whose data is another format goes as a note.
+   * Empty: the provider takes no images (DeepSeek's endpoint).
+   */
+  mediaTypes?: string[]
 }
 
 /** The names of the built-in provider presets. */
@@ -125,6 +131,7 @@ export const ImageLimits: Schema<ImageLimits> = Schema.object({
   maxSide: Schema.natural().min(1).description('Pixels per side of one image.'),
   manyImages: Schema.natural().description('Over this many images, manySide applies.'),
   manySide: Schema.natural().min(1).description('Pixels per side of one image in a request with more than manyImages images.'),
+  mediaTypes: Schema.array(Schema.string()).description('Image formats the provider takes; empty for none.'),
 }) as Schema<ImageLimits>
 
 export const ModelConfig: Schema<ModelConfig> = Schema.object({

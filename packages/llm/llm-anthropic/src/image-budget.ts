@@ -4,6 +4,7 @@ import { imageFormat, pixelSize, type ImageFormat, type PixelSize } from './imag
 
 /** The Messages API's limits as Anthropic documents them (the vision guide, late 2026). */
 export const imageLimitDefaults: Readonly<Required<ImageLimits>> = Object.freeze({
+  mediaTypes: Object.freeze(['image/jpeg', 'image/png', 'image/gif', 'image/webp']) as string[],
   maxImages: 100,
   maxImageBytes: 5 * 1_048_576,
   maxTotalBytes: 24 * 1_048_576,
@@ -24,6 +25,10 @@ export const imageNotes = {
   side: (size: PixelSize, limits: Required<ImageLimits>) =>
     `[image omitted: ${size.width}×${size.height} px, over the provider's limit of ${limits.maxSide} px per side]`,
   format: (declared: string) => `[image omitted: its data (declared ${declared}) is not a JPEG, PNG, GIF or WebP image, the formats the provider takes]`,
+  type: (format: string, taken: readonly string[]) =>
+    taken.length === 0
+      ? `[image omitted: ${format}; this provider takes no images]`
+      : `[image omitted: ${format}, a format the provider does not take (${taken.join(', ')})]`,
   many: (size: PixelSize, limits: Required<ImageLimits>) =>
     `[image omitted: ${size.width}×${size.height} px, over the provider's limit of ${limits.manySide} px per side in a request with more than ${limits.manyImages} images]`,
 }
@@ -105,6 +110,7 @@ export class ImageBudget {
     const { format, size } = headerOf(block)
     // The API decodes only these four formats, and refuses data whose signature is not the declared type.
     if (format === undefined) return { type: 'text', text: imageNotes.format(block.mediaType) }
+    if (!limits.mediaTypes.includes(format)) return { type: 'text', text: imageNotes.type(format, limits.mediaTypes) }
     const side = size ? Math.max(size.width, size.height) : 0
     if (size && side > limits.maxSide) return { type: 'text', text: imageNotes.side(size, limits) }
     const wire: WireImage = { type: 'image', source: { type: 'base64', media_type: format, data: block.data } }

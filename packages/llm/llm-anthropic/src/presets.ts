@@ -70,6 +70,8 @@ export const presets: Readonly<Record<PresetName, Readonly<ProviderConfig>>> = d
     apiKeyEnv: 'DEEPSEEK_API_KEY',
     defaultModel: 'deepseek-v4-flash',
     cacheBreakpoints: false,
+    // Its endpoint refuses image blocks (`unknown variant \`image\``): every image goes as a note.
+    images: { mediaTypes: [] },
     models: {
       'deepseek-v4-flash': deepseek,
       'deepseek-v4-pro': deepseek,

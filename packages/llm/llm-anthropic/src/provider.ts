@@ -73,7 +73,15 @@ function imageLimits(images: ImageLimits | undefined, field: string, where: stri
   if (images === undefined) return {}
   if (images === null || typeof images !== 'object') throw new AnthropicConfigError(`${where}: ${field} must be an object of limits`)
   const out: ImageLimits = {}
+  const types = images.mediaTypes
+  if (types !== undefined) {
+    if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !t)) {
+      throw new AnthropicConfigError(`${where}: ${field}.mediaTypes must be a list of media types such as "image/png"`)
+    }
+    out.mediaTypes = types.map((t) => t.trim().toLowerCase())
+  }
   for (const key of imageFields) {
+    if (key === 'mediaTypes') continue
     const value = images[key]
     if (value === undefined) continue
     if (typeof value !== 'number' || !Number.isInteger(value) || value < (key === 'manyImages' ? 0 : 1)) {

@@ -17,7 +17,15 @@ describe('presets and configuration', () => {
       apiVersion: '2023-06-01',
       requestTimeoutMs: 60_000,
       idleTimeoutMs: 120_000,
-      images: { maxImages: 100, maxImageBytes: 5_242_880, maxTotalBytes: 25_165_824, maxSide: 8_000, manyImages: 20, manySide: 2_000 },
+      images: {
+        mediaTypes: ['image/jpeg', 'image/png', 'image/gif', 'image/webp'],
+        maxImages: 100,
+        maxImageBytes: 5_242_880,
+        maxTotalBytes: 25_165_824,
+        maxSide: 8_000,
+        manyImages: 20,
+        manySide: 2_000,
+      },
       headers: {},
       extraBody: {},
     })

@@ -308,3 +308,31 @@ describe('images the API cannot take as declared', () => {
     ])
   })
 })
+
+describe('a provider that takes no images (DeepSeek behind the Messages API)', () => {
+  let server: FakeProvider
+  beforeEach(async () => {
+    server = await FakeProvider.start()
+  })
+  afterEach(async () => {
+    await server.stop()
+  })
+
+  /** Refuses like DeepSeek's Anthropic-compatible endpoint any image block (its serde wording); else streams "ok". */
+  const noImages: Handler = async (request, res, closed) => {
+    const raw = JSON.stringify(request.body)
+    if (raw.includes('"type":"image"')) {
+      const message = 'Failed to deserialize the JSON body into the target type: messages[1].content: unknown variant `image`, expected one of `text`, `tool_use`, `tool_result`, `thinking` at line 1 column 120'
+      return reply(400, { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } })(request, res, closed)
+    }
+    return stream([wire.start(), wire.text(0), wire.textDelta(0, 'ok'), wire.stop(0), wire.delta('end_turn'), wire.end()])(request, res, closed)
+  }
+
+  it('with the deepseek-anthropic preset, a screenshot a tool returned goes as a note, and the session goes on', async () => {
+    const adapter = new AnthropicAdapter({ preset: 'deepseek-anthropic', baseUrl: server.origin, apiKey: 'sk-deepseek-0123456789abcdef' })
+    server.handle(noImages)
+    const chunks = await collect(adapter.stream({ provider: 'deepseek-anthropic', model: 'deepseek-v4-flash', messages: deepFreeze(screenshots(2)) }))
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
+    expect(imageSlots(server.requests[0]!.body as Body)).toEqual(Array(2).fill('[image omitted: image/png; this provider takes no images]'))
+  })
+})
