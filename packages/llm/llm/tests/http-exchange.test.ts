@@ -229,6 +229,28 @@ describe('streamExchange: answers that are not a stream', () => {
     ])
   })
 
+  it('an error answer whose body breaks off or stalls is still classified by its status and headers (a 429 keeps its wait), not as TRANSPORT or TIMEOUT', async () => {
+    const answered = (response: Response, text: string): LlmFailure => ({
+      code: response.status === 429 ? 'RATE_LIMIT' : 'BAD_REQUEST',
+      message: `HTTP ${response.status}: ${text || 'no details'}`,
+      retryAfterMs: Number(response.headers.get('retry-after')) * 1000,
+    })
+    server.answer((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' })
+      res.write('{"error":')
+      setImmediate(() => res.socket!.destroy())
+    })
+    server.answer((_req, res, closed) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' })
+      res.write('{"error":')
+      return closed
+    })
+    const cut = await collect(streamExchange(post({ answerFailure: answered })))
+    const stalled = await collect(streamExchange(post({ answerFailure: answered, deadlines: { requestTimeoutMs: 20_000, idleTimeoutMs: 50 } })))
+    const rateLimited = errorFinish({ code: 'RATE_LIMIT', message: 'HTTP 429: no details', retryAfterMs: 2_000 })
+    expect([cut, stalled]).toEqual([[rateLimited], [rateLimited]])
+  })
+
   it('a 200 with a JSON body goes to answerFailure too (a server that ignored stream: true)', async () => {
     server.answer(reply(200, '{"choices":[]}', { 'x-request-id': 'req_json' }))
     expect(await collect(streamExchange(post()))).toEqual([

@@ -141,8 +141,13 @@ async function* exchangeBatches(post: StreamingPost, held: HeldExchange): AsyncG
       try {
         text = await exchange.text(response)
       } catch (error) {
-        yield [exchange.finish(error, 'body', secrets, requestId)]
-        return
+        // A non-2xx status already says what the answer is: a body that breaks off or stalls loses only the provider's
+        // words (a 401 stays AUTH, a 429 keeps its wait). A 2xx labelled JSON is its body; the caller's abort is theirs.
+        if (response.ok || exchange.abortedByCaller) {
+          yield [exchange.finish(error, 'body', secrets, requestId)]
+          return
+        }
+        text = ''
       }
       yield [errorFinish(post.answerFailure(response, text, requestId))]
       return
