@@ -86,15 +86,15 @@ const judgesImages: Handler = async (request, res, closed) => {
   return stream([wire.start(), wire.text(0), wire.textDelta(0, 'ok'), wire.stop(0), wire.delta('end_turn'), wire.end()])(request, res, closed)
 }
 
-describe('images past the provider limits', () => {
-  let server: FakeProvider
-  beforeEach(async () => {
-    server = await FakeProvider.start()
-  })
-  afterEach(async () => {
-    await server.stop()
-  })
+let server: FakeProvider
+beforeEach(async () => {
+  server = await FakeProvider.start()
+})
+afterEach(async () => {
+  await server.stop()
+})
 
+describe('images past the provider limits', () => {
   it('a session whose tools returned more than 100 images goes on: every request is accepted, and the model reads a note where an image was left out', async () => {
     const adapter = new AnthropicAdapter({ name: 'claude', baseUrl: server.origin, apiKey: 'sk-ant-images-0123456789' })
     const call = (messages: Message[]) => collect(adapter.stream({ provider: 'claude', model: 'claude-test', messages }))
@@ -252,14 +252,6 @@ describe('pixelSize', () => {
 })
 
 describe('images the API cannot take as declared', () => {
-  let server: FakeProvider
-  beforeEach(async () => {
-    server = await FakeProvider.start()
-  })
-  afterEach(async () => {
-    await server.stop()
-  })
-
   /** Refuses like the Messages API a media type outside its four, and data whose signature is not its declared type; else streams "ok". */
   const judgesTypes: Handler = async (request, res, closed) => {
     const refuse = (message: string) => reply(400, { type: 'error', error: { type: 'invalid_request_error', message } })(request, res, closed)
@@ -310,14 +302,6 @@ describe('images the API cannot take as declared', () => {
 })
 
 describe('a provider that takes no images (DeepSeek behind the Messages API)', () => {
-  let server: FakeProvider
-  beforeEach(async () => {
-    server = await FakeProvider.start()
-  })
-  afterEach(async () => {
-    await server.stop()
-  })
-
   /** Refuses like DeepSeek's Anthropic-compatible endpoint any image block (its serde wording); else streams "ok". */
   const noImages: Handler = async (request, res, closed) => {
     const raw = JSON.stringify(request.body)

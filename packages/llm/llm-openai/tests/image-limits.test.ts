@@ -62,15 +62,15 @@ const judgesImages: Handler = async (request, res, closed) => {
   return sse([chunk({ role: 'assistant', content: 'ok' }), chunk({}, 'stop')])(request, res, closed)
 }
 
-describe('images past the provider limits', () => {
-  let server: FakeProvider
-  beforeEach(async () => {
-    server = await FakeProvider.start()
-  })
-  afterEach(async () => {
-    await server.stop()
-  })
+let server: FakeProvider
+beforeEach(async () => {
+  server = await FakeProvider.start()
+})
+afterEach(async () => {
+  await server.stop()
+})
 
+describe('images past the provider limits', () => {
   it('a session whose tools returned more than 500 images goes on with the OpenAI preset: every request is accepted, and the model reads a note where an image was left out', async () => {
     const adapter = new OpenAiAdapter({ preset: 'openai', baseUrl: server.url, apiKey: 'sk-images-0123456789abcdef' })
     for (const steps of [500, 501, 502]) {
@@ -172,14 +172,6 @@ describe('image limits in the configuration', () => {
 })
 
 describe('images in a format the provider does not take', () => {
-  let server: FakeProvider
-  beforeEach(async () => {
-    server = await FakeProvider.start()
-  })
-  afterEach(async () => {
-    await server.stop()
-  })
-
   /** Refuses like OpenAI an image whose data URL is not PNG, JPEG, GIF or WebP (OpenAI's wording); else streams "ok". */
   const judgesFormats: Handler = async (request, res, closed) => {
     const urls = (request.body as Body).messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((p) => p.type === 'image_url').map((p) => p.image_url!.url) : []))
@@ -217,14 +209,6 @@ describe('images in a format the provider does not take', () => {
 })
 
 describe('a provider that takes no images (DeepSeek)', () => {
-  let server: FakeProvider
-  beforeEach(async () => {
-    server = await FakeProvider.start()
-  })
-  afterEach(async () => {
-    await server.stop()
-  })
-
   /** Refuses like DeepSeek's chat completions any content part that is not text (its serde wording); else streams "ok". */
   const textOnly: Handler = async (request, res, closed) => {
     const at = (request.body as Body).messages.findIndex((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'))
