@@ -55,6 +55,17 @@ describe.concurrent('dsh-demo: SIGTERM and SIGHUP close the session, then end th
     expectClosed(data)
   })
 
+  // TERM=dumb reads lines with Node's readline instead of the line editor: it crashed on the closed terminal (setRawMode EIO).
+  it.each(['xterm-256color', 'dumb'])('a terminal (TERM=%s) closed while idle: the session is released and the process ends by SIGHUP (it ended at the end of its input, leaving the lock, and Node aborted)', async (term) => {
+    const data = tempDir()
+    const demo = startPty(['--data-dir', data], { cwd: workspace(), env: { TERM: term } })
+    await demo.waitFor(/^> ?$/m)
+    demo.hangUp()
+    expect(await demo.exited).toBe('SIGHUP')
+    // The session opened for this run held nothing: it is deleted, lock and all.
+    expect(readdirSync(data)).toEqual([])
+  })
+
   for (const mode of ['interactive', '-p'] as const) {
     it(`${mode}: SIGTERM while starting up opens no turn, releases the session and exits by SIGTERM`, async () => {
       const { cwd, data, env } = toolWorkspace('wait', { DSH_TEST_START_UNTIL_SIGNAL: '1' })

@@ -32,6 +32,11 @@ export interface CliIo {
    */
   onStop(handler: (signal: StopSignal) => void): () => void
   /**
+   * The terminal is gone (its input ended or failed, which a keyboard never
+   * does): output to it is dropped from now on, as after SIGHUP.
+   */
+  hangUp(): void
+  /**
    * Ends the process at once by `signal` (default SIGINT: interrupted, status 130 to a shell),
    * waiting on nothing that can block: not on the agent, the log, the output
    * streams, nor on `process.exit` (which joins the threads of file
@@ -75,6 +80,7 @@ export function processIo(): CliIo {
         process.off('SIGHUP', listener)
       }
     },
+    hangUp,
     abort: abortProcess,
   }
 }

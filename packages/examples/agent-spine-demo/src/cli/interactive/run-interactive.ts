@@ -242,6 +242,8 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
         },
         interrupt: () => interrupt(),
         end: () => machine.inputEnd(),
+        // Closing the terminal ends its input, often before SIGHUP arrives: the same close, the same end.
+        gone: () => gone(),
       })
     : undefined
   const rl = input ? undefined : createInterface({ input: io.stdin, output: tty ? (io.stdout as NodeJS.WritableStream) : undefined, terminal: tty, prompt: '> ' })
@@ -285,6 +287,16 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   rl?.on('line', onLine)
   rl?.on('SIGINT', interrupt)
   rl?.on('close', () => machine.inputEnd())
+  /** The terminal was closed: its input ended (often before SIGHUP arrives) or failed. */
+  const gone = () => {
+    io.hangUp()
+    stop('SIGHUP')
+  }
+  if (rl && tty) {
+    // readline turns the end into a close (the end of input) and fails restoring the closed terminal (EIO).
+    io.stdin.once('end', gone)
+    rl.on('error', gone)
+  }
   input?.start()
   const onData = (chunk: Buffer | string) => {
     for (const char of String(chunk)) if (char === '\x03') interrupt()

@@ -10,6 +10,12 @@ export interface InputHandlers {
   interrupt(): void
   /** Ctrl-D on an empty line: the end of input. */
   end(): void
+  /**
+   * The terminal's input stream ended or failed: the terminal was closed (a
+   * keyboard's Ctrl-D is a key, not the end of the stream). SIGHUP usually
+   * follows, but the stream's end can come first.
+   */
+  gone(): void
 }
 
 /** The terminal's input stream, in raw mode while the command line runs. */
@@ -56,6 +62,9 @@ export class TerminalInput {
     emitKeypressEvents(this.stdin as NodeJS.ReadableStream)
     this.stdin.setRawMode?.(true)
     this.stdin.on('keypress', this.onKey)
+    // The error listener stays after close(): an unheard EIO from a closed terminal would crash the process.
+    this.stdin.once('end', this.onGone)
+    this.stdin.on('error', this.onGone)
     this.stdin.resume()
     this.stdout.write(PASTE_ON)
   }
@@ -90,6 +99,13 @@ export class TerminalInput {
     queueMicrotask(() => {
       if (this.scheduled) this.draw()
     })
+  }
+
+  private gone = false
+  private readonly onGone = () => {
+    if (this.gone) return
+    this.gone = true
+    this.handlers.gone()
   }
 
   private readonly onKey = (input: string | undefined, key: Key | undefined) => {
