@@ -49,6 +49,8 @@ export interface ModelConfig {
    * Send earlier reasoning back as `reasoning_content` on assistant messages.
    * DeepSeek's thinking-mode models require it for turns that called tools
    * (and ignore it otherwise); other providers reject or ignore the field.
+   * An assistant message without reasoning (from a model that did not think)
+   * goes with it empty: DeepSeek refuses the request when it is missing.
    * Default `false`: reasoning stays in the session log but is not sent.
    */
   replayReasoning?: boolean

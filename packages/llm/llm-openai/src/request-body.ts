@@ -164,7 +164,9 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
     role: 'assistant',
     content: texts.length > 0 ? texts.join(textSeparator) : calls.length > 0 ? null : '',
   }
-  if (replayReasoning && reasoning.length > 0) wire.reasoning_content = reasoning.join(textSeparator)
+  // DeepSeek's thinking mode refuses an assistant message without the field (`Missing \`reasoning_content\``): one from a
+  // model that did not think (a session switched from deepseek-chat, or from another provider) goes with it empty.
+  if (replayReasoning) wire.reasoning_content = reasoning.join(textSeparator)
   if (calls.length > 0) wire.tool_calls = calls
   mapping.out.push(wire)
 }
@@ -185,7 +187,8 @@ function assistantMessage(mapping: Mapping, message: Message, where: string, rep
  * - An assistant message becomes `content` (its text, or `null` when it only
  *   calls tools), `tool_calls` (arguments that are not a JSON object go as
  *   `{}`), and `reasoning_content` only when the model is configured with
- *   `replayReasoning`.
+ *   `replayReasoning` (then on every assistant message, empty when it has no
+ *   reasoning).
  * - `source`, message ids, `isError`, reasoning signatures and
  *   `redacted-reasoning` blocks (opaque state of another provider) are not
  *   sent: a conversation that holds them sends the same bytes as one without.

@@ -64,3 +64,33 @@ it('tool calls whose arguments are not a JSON object (cut by max-tokens, broken,
     ['call_ok', '{ "path" : "b.txt" }'],
   ])
 })
+
+it('a session switched to a DeepSeek thinking model from one that did not think (deepseek-chat) goes on: an earlier answer without reasoning goes back with an empty reasoning_content', async () => {
+  const adapter = new OpenAiAdapter({ preset: 'deepseek', baseUrl: server.url, apiKey: 'sk-deepseek-0123456789abcdef' })
+  const chat = { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' } as const
+  const history: Message[] = deepFreeze([
+    createUserMessage('List the files.'),
+    createAssistantMessage([{ type: 'tool-call', id: CallId('call_1'), name: 'list_dir', arguments: '{}' }], { source: chat }),
+    createToolResultMessage({ callId: CallId('call_1'), content: 'a.txt' }),
+    createAssistantMessage([{ type: 'text', text: 'One file: a.txt.' }], { source: chat }),
+    createUserMessage('Now think hard about it.'),
+  ])
+  /** Refuses like DeepSeek's thinking mode an assistant message without `reasoning_content` (its wording); else streams "ok". */
+  const thinkingMode: Handler = async (request, res, closed) => {
+    const messages = (request.body as { messages: Array<{ role: string; reasoning_content?: unknown }> }).messages
+    const at = messages.findIndex((m) => m.role === 'assistant' && typeof m.reasoning_content !== 'string')
+    if (at >= 0) {
+      const message = `Missing \`reasoning_content\` field in the assistant message at message index ${at}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`
+      return reply(400, { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } })(request, res, closed)
+    }
+    return sse([chunk({ role: 'assistant', content: 'ok' }), chunk({}, 'stop')])(request, res, closed)
+  }
+  server.handle(thinkingMode)
+  const chunks = await collect(adapter.stream({ provider: 'deepseek', model: 'deepseek-v4-flash', messages: history }))
+  expect(chunks.at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
+  const sent = (server.requests[0]!.body as { messages: Array<Record<string, unknown>> }).messages.filter((m) => m.role === 'assistant')
+  expect(sent).toEqual([
+    { role: 'assistant', content: null, reasoning_content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'list_dir', arguments: '{}' } }] },
+    { role: 'assistant', content: 'One file: a.txt.', reasoning_content: '' },
+  ])
+})
