@@ -26,6 +26,16 @@ async function failure(args: string[], files: Record<string, string> = {}, env: 
   throw new Error('expected a CliError')
 }
 
+describe('the data directory', () => {
+  it('refuses an empty one, from the flag or the config file (the sessions went into the workspace)', async () => {
+    expect(await failure(['--data-dir', ''])).toEqual({ code: 'INVALID_ARGS', message: '--data-dir is empty: name the directory of the saved sessions (default ~/.dsh/sessions)' })
+    expect(await failure([], { 'dsh.config.json': '{ "dataDir": " " }' })).toEqual({
+      code: 'INVALID_CONFIG',
+      message: '<dir>/dsh.config.json: field "dataDir" is empty: name the directory of the saved sessions (default ~/.dsh/sessions)',
+    })
+  })
+})
+
 describe('defaults', () => {
   it('runs the offline scripted demo model in the current directory, saving to ~/.dsh/sessions', async () => {
     const dir = tempDir()

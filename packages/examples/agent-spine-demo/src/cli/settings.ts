@@ -158,7 +158,12 @@ export async function resolveSettings(argv: readonly string[], env: NodeJS.Proce
     resume: values.resume,
     yes: values.yes ?? false,
     mode,
-    dataDir: values['data-dir'] !== undefined ? expand(values['data-dir'], workingDirectory) : dataDir !== undefined ? expand(dataDir, base) : join(homedir(), '.dsh', 'sessions'),
+    dataDir:
+      values['data-dir'] !== undefined
+        ? expand(nonEmpty(values['data-dir'], 'INVALID_ARGS', '--data-dir'), workingDirectory)
+        : dataDir !== undefined
+          ? expand(nonEmpty(dataDir, 'INVALID_CONFIG', `${where}: field "dataDir"`), base)
+          : join(homedir(), '.dsh', 'sessions'),
     cwd,
     configFile: loaded.file,
     route,
@@ -207,6 +212,15 @@ function isDirectory(path: string): Promise<boolean> {
     (info) => info.isDirectory(),
     () => false,
   )
+}
+
+/**
+ * A data directory that names something: an empty one would resolve to the
+ * base directory (the workspace), putting the sessions among its files.
+ */
+function nonEmpty(path: string, code: 'INVALID_ARGS' | 'INVALID_CONFIG', what: string): string {
+  if (path.trim() === '') throw new CliError(code, `${what} is empty: name the directory of the saved sessions (default ~/.dsh/sessions)`)
+  return path
 }
 
 /** A directory argument: `~` is the home directory; relative paths are resolved against `base`. */
