@@ -122,6 +122,8 @@ export class MemorySessionPersistence implements SessionPersistence {
   private durable: DurableRecords = { sessions: new Map() }
   private readonly writers = new Map<string, MemoryWriter>()
   private readonly handovers = new Map<string, Handover>()
+  /** Per id, the end of the chain of `load`/`delete`/`release`, so they never interleave on one session (as in the file backends). */
+  private readonly exclusive = new Map<string, Promise<unknown>>()
 
   /**
    * A new backend over the same durable records, as a restarted process
@@ -143,6 +145,8 @@ export class MemorySessionPersistence implements SessionPersistence {
   async append(id: SessionId, events: readonly AnySessionEvent[]): Promise<void> {
     checkId(id)
     if (events.length === 0) return
+    const pending = this.exclusive.get(id)
+    if (pending !== undefined) await pending
     const writer = this.writers.get(id)
     if (writer?.owner) throw locked(id)
     if (writer?.failed) throw writer.failed
@@ -169,6 +173,11 @@ export class MemorySessionPersistence implements SessionPersistence {
    */
   async load(id: SessionId, options: SessionLoadOptions = {}): Promise<LoadedSession> {
     checkId(id)
+    options.signal?.throwIfAborted()
+    return this.serially(id, () => this.loadNow(id, options))
+  }
+
+  private async loadNow(id: SessionId, options: SessionLoadOptions): Promise<LoadedSession> {
     const writer = this.writers.get(id)
     if (writer?.owner) throw locked(id)
     if (writer) {
@@ -222,11 +231,13 @@ export class MemorySessionPersistence implements SessionPersistence {
    */
   async delete(id: SessionId): Promise<void> {
     checkId(id)
-    const writer = this.writers.get(id)
-    if (writer?.owner) throw new SessionError('SESSION_LIVE', `session "${id}" is live in this process; detach it before deleting it`)
-    if (writer) this.writers.delete(id)
-    this.handovers.delete(id)
-    if (!this.durable.sessions.delete(id) && !(writer && writer.nextSeq > 0)) throw notFound(id)
+    return this.serially(id, async () => {
+      const writer = this.writers.get(id)
+      if (writer?.owner) throw new SessionError('SESSION_LIVE', `session "${id}" is live in this process; detach it before deleting it`)
+      if (writer) this.writers.delete(id)
+      this.handovers.delete(id)
+      if (!this.durable.sessions.delete(id) && !(writer && writer.nextSeq > 0)) throw notFound(id)
+    })
   }
 
   /**
@@ -236,9 +247,23 @@ export class MemorySessionPersistence implements SessionPersistence {
    */
   async release(id: SessionId): Promise<void> {
     checkId(id)
-    const writer = this.writers.get(id)
-    if (writer?.owner) throw new SessionError('SESSION_LIVE', `session "${id}" is live; it is released when it is disposed`)
-    if (writer) this.close(writer)
+    return this.serially(id, async () => {
+      const writer = this.writers.get(id)
+      if (writer?.owner) throw new SessionError('SESSION_LIVE', `session "${id}" is live; it is released when it is disposed`)
+      if (writer) this.close(writer)
+    })
+  }
+
+  /** Runs `work` after every `load`/`delete`/`release` of `id` asked before it has settled. */
+  private serially<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const before = this.exclusive.get(id)
+    const run = before === undefined ? work() : before.then(work)
+    const settled = run.then(noop, noop)
+    this.exclusive.set(id, settled)
+    void settled.then(() => {
+      if (this.exclusive.get(id) === settled) this.exclusive.delete(id)
+    })
+    return run
   }
 
   /** The live write-behind over this backend, for `persistLiveSessions` (one per mounted plugin). */
@@ -388,6 +413,8 @@ function infoOf(id: string, meta: SessionEventMap['session/meta'], updatedAt: nu
   if (meta.parentSession !== undefined) info.parentSession = meta.parentSession
   return info
 }
+
+function noop(): void {}
 
 function checkId(id: unknown): void {
   if (typeof id !== 'string' || id.length === 0) throw new SessionError('INVALID_ARGUMENT', 'a session id must be a non-empty string')

@@ -1,7 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
 import Sessions, { MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
-import { closedTurn } from './helpers'
+import { closedTurn, openTurn } from './helpers'
 
 // The memory backend stands in for dsh-session-jsonl and dsh-session-postgres in users' tests, so it
 // refuses what they refuse, with the same codes: a test that passes on it must not fail on a file.
@@ -101,6 +101,19 @@ describe('MemorySessionPersistence refuses what the file backends refuse', () =>
     expect(await failure(first.flush(session.id))).toEqual({ code: 'INVALID_APPEND', message: expect.stringContaining('changed') })
     expect(await failure(first.flush(session.id))).toMatchObject({ code: 'INVALID_APPEND' })
     expect((await second.reopen().load(session.id)).events).toEqual(plain(session.events))
+  })
+
+  it('two loads of a crashed session at once store its repair once: the second one finds the repaired log (loads of one id run one after the other)', async () => {
+    const session = await log('s', 1)
+    openTurn(session, 2)
+    const first = new MemorySessionPersistence()
+    await first.append(session.id, session.events)
+    await first.flush(session.id)
+    const restarted = first.reopen()
+    const [a, b] = await Promise.all([restarted.load(session.id), restarted.load(session.id)])
+    expect([a.repairs, b.repairs]).toEqual([[{ seq: 9, type: 'turn/end', detail: 'closed turn 2 as interrupted' }], []])
+    expect(b.events).toEqual(a.events)
+    expect((await restarted.reopen().load(session.id)).events.map((event) => event.seq)).toEqual(a.events.map((_event, seq) => seq))
   })
 
   it('load drains what was appended and not flushed yet, as the file backends do before they read', async () => {
