@@ -113,13 +113,16 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
   return sharedRetryAfterMs(headers, now, dialect)
 }
 
+const IMAGE_HINT =
+  'Its image limits are lower than what the request carried: set images for this provider (maxImages, maxImageBytes, maxTotalBytes, or mediaTypes: [] if it takes no images), and the request leaves out what does not fit.'
+
 /**
  * Classifies a non-2xx answer: 401/403 `AUTH`; 402 and quota exhaustion (also
  * when sent as 429) `AUTH`, since waiting does not help; 429 `RATE_LIMIT`;
  * 408 `TIMEOUT`; 5xx `SERVER`; a 4xx that names the context length (or a 413)
  * `CONTEXT_OVERFLOW`; any other 4xx `BAD_REQUEST` (a 404 from a base URL
  * without `/v1` suggests adding it; a refusal that names `stream_options` says
- * to set `streamUsage: false`). The provider's message is
+ * to set `streamUsage: false`, one that names images to set `images`). The provider's message is
  * kept, redacted and shortened; `retryAfterMs` and `requestId` come from the
  * headers.
  */
@@ -128,6 +131,11 @@ export function httpFailure(status: number, headers: Headers, body: string, cont
   // Mistral (and other strict servers) refuse the `stream_options` that `streamUsage` adds, on every request.
   if (failure.code === 'BAD_REQUEST' && /stream_options/.test(body)) {
     return { ...failure, message: `${failure.message} It does not accept stream_options: set streamUsage: false for this provider.` }
+  }
+  // A server's own image limits (vLLM's --limit-mm-per-prompt, a text-only model): the history repeats the images in every
+  // later request, so only configuration ends it.
+  if (failure.code === 'BAD_REQUEST' && /image/i.test(body)) {
+    return { ...failure, message: `${failure.message} ${IMAGE_HINT}` }
   }
   return failure
 }

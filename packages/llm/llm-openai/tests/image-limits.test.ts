@@ -236,3 +236,22 @@ describe('a provider that takes no images (DeepSeek)', () => {
     ])
   })
 })
+
+describe('a refusal about images from a server whose limits dsh does not know', () => {
+  it("says to set the provider's image limits (vLLM's --limit-mm-per-prompt, a text-only model)", async () => {
+    const adapter = new OpenAiAdapter({ name: 'vllm', baseUrl: server.url, apiKey: 'sk-vllm-0123456789abcdef' })
+    const refusals = ['At most 1 image(s) may be provided in one request.', 'Failed to deserialize the JSON body into the target type: messages[1]: unknown variant `image_url`, expected `text`']
+    const failures: unknown[] = []
+    for (const message of refusals) {
+      server.handle(reply(400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 }))
+      failures.push((await collect(adapter.stream({ provider: 'vllm', model: 'qwen-vl', messages: screenshots(2) }))).at(-1))
+    }
+    const hint = " Its image limits are lower than what the request carried: set images for this provider (maxImages, maxImageBytes, maxTotalBytes, or mediaTypes: [] if it takes no images), and the request leaves out what does not fit."
+    expect(failures).toEqual(
+      refusals.map((said) => ({
+        type: 'finish',
+        reason: { kind: 'error', failure: { code: 'BAD_REQUEST', status: 400, message: `vllm rejected the request for qwen-vl (HTTP 400: ${said}; code 400; BadRequestError).${hint}` } },
+      })),
+    )
+  })
+})
