@@ -43,4 +43,14 @@ describe.concurrent('dsh-demo interactive, lines piped in at once', { timeout: 2
     // The line after /exit is not sent: the run is on its way out.
     expect({ prompts: prompts(onlySession(data).events), last: lines.at(-1) }).toEqual({ prompts: ['user/message "hello"'], last: 'turn/end 1 completed' })
   })
+
+  it('a prompt, /new, a prompt, then the end of input: each prompt runs in its session (the end of input dropped the switch and the line after it)', async () => {
+    const cwd = workspace()
+    const data = tempDir()
+    const { status, stdout } = await runDemo(['--data-dir', data], { cwd, input: 'hello\n/new\nworld\n' })
+    expect(status).toBe(0)
+    expect(stdout).not.toContain('a turn is running')
+    const sessions = Object.values(sessionFiles(data)).map((events) => prompts(events))
+    expect(sessions.sort()).toEqual([['user/message "hello"'], ['user/message "world"']])
+  })
 })

@@ -166,6 +166,21 @@ describe('InteractiveMachine (the interactive command line’s states)', () => {
     expect([idle.m.exitWhenIdle(), idle.m.state, idle.take()]).toEqual([true, { name: 'exiting', code: 1 }, ['close 1']])
   })
 
+  it('the end of input while the agent works and a switch command waits for it: the switch and the lines after it run first, then the exit', () => {
+    const { m, take } = machine()
+    m.line('hello')
+    m.line('/new')
+    m.line('world')
+    m.inputEnd()
+    m.status('idle')
+    expect([m.state.name, take()]).toEqual(['idle', ['followup hello', 'command /new', 'prompt']])
+    const switching = m.switching()!
+    switching.done()
+    expect([m.state.name, take()]).toEqual(['running', ['followup world']])
+    m.status('idle')
+    expect([m.state, take()]).toEqual([{ name: 'exiting', code: 0 }, ['close 0']])
+  })
+
   it('a refused prompt (the agent failed) is reported and the prompt comes back', () => {
     const { m, take } = machine({ refuse: 'the session log could not be made durable' })
     m.line('hello')

@@ -189,7 +189,8 @@ export class InteractiveMachine {
     }
     if (state !== 'running' && state !== 'cancelling') return
     this.current = { name: 'idle' }
-    if (this.inputEnded || this.exitPending) this.exit(this.host.normalExitCode())
+    // A switch command waiting for the agent (a script piped in: a prompt, /new, more lines) comes before the exit.
+    if ((this.inputEnded || this.exitPending) && !this.holding) this.exit(this.host.normalExitCode())
     else this.host.prompt()
   }
 
