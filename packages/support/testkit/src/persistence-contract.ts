@@ -170,15 +170,12 @@ export function describePersistenceContract(
       await write(h.backend, session)
       const restarted = await h.reopen()
       const fresh = logs.session('contract-taken')
-      closedTurn(fresh, 1)
-      closedTurn(fresh, 2)
+      for (const turn of [1, 2]) closedTurn(fresh, turn)
       // A backend may refuse the append itself (a file it did not load) or the write (a row that exists).
-      const refusal = await restarted.append(fresh.id, fresh.events).then(
-        () => restarted.flush(fresh.id),
-      ).then(
-        () => undefined,
-        (error: unknown) => error,
-      )
+      const refusal = await restarted
+        .append(fresh.id, fresh.events)
+        .then(() => restarted.flush(fresh.id))
+        .then(() => undefined, (error: unknown) => error)
       expect(refusal).toMatchObject({ code: 'SESSION_EXISTS' })
       expect((await restarted.load(session.id)).events).toEqual(plain(session.events))
     })
@@ -292,6 +289,17 @@ export function describePersistenceContract(
       const third = await restarted.load(session.id)
       expect(third.events).toEqual(first.events)
       expect(third.repairs).toEqual([])
+    })
+
+    it('two loads of a crashed session at once store its repair once: the second finds the repaired log', async () => {
+      const h = await open()
+      const logs = await logBuilder()
+      const session = logs.session('contract-twice')
+      crashedTurn(session, 1)
+      await write(h.backend, session)
+      const [first, second] = await Promise.all([h.backend.load(session.id), h.backend.load(session.id)])
+      expect([first.repairs.length, second.repairs]).toEqual([5, []])
+      expect(second.events).toEqual(first.events)
     })
 
     it('an abandoned load (its signal aborted) rejects with the signal reason, writes no repair, and holds nothing: the next load proceeds', async () => {
