@@ -58,3 +58,12 @@ export class ExitGuard {
     return this.abort()
   }
 }
+
+/**
+ * Bounds a close already under way by `guard` (a signal came while it ran),
+ * without awaiting it: its failure is reported where the close is awaited,
+ * and must not become an unhandled rejection here (which ends the process).
+ */
+export function bound(guard: ExitGuard, closing: Promise<void>): void {
+  guard.close(() => closing).catch(() => undefined)
+}

@@ -6,7 +6,7 @@ import { describeRequest } from './approval'
 import { contextShare } from './compaction-lines'
 import { startApp, type DemoApp } from './app'
 import { describeError } from './describe-error'
-import { ExitGuard } from './exit-guard'
+import { ExitGuard, bound } from './exit-guard'
 import { agentFailure, describeLoadReport, loadReportOf, type AgentFailure } from './failures'
 import type { CliIo, RunStatus, StopSignal } from './io'
 import { JsonLines } from './json-lines'
@@ -82,7 +82,7 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<Run
     if (signal === 'SIGTERM') say('yellow', '! SIGTERM: closing the session (send it again to stop at once)')
     exiting = true
     // Before the agent is open, the run sees `stopped` once it is; once closing down, the close is bounded from now on.
-    if (closing) void guard.close(() => closing!)
+    if (closing) bound(guard, closing)
     else exitNow()
   }
   const removeStop = io.onStop(stop)
@@ -120,7 +120,7 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<Run
     if (!handle || guard.started) return io.abort()
     if (closing) {
       // The run is over and closing down: a Ctrl-C now only means "do not wait for it for long".
-      void guard.close(() => closing!)
+      bound(guard, closing)
       return
     }
     if (!cancelled) {

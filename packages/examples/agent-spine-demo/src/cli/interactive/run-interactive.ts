@@ -5,7 +5,7 @@ import { cwdMismatch } from '../agent-session'
 import { approvalQuestion } from '../approval'
 import { startApp } from '../app'
 import { describeError } from '../describe-error'
-import { ExitGuard } from '../exit-guard'
+import { ExitGuard, bound } from '../exit-guard'
 import type { CliIo, RunStatus, StopSignal } from '../io'
 import { routeSecrets } from '../model-route'
 import { Redactor, redactUrlUserinfo } from '../redact'
@@ -79,7 +79,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   const stopNow = () => {
     // After SIGHUP the terminal is gone: nothing is said.
     if (stopped === 'SIGTERM') output.say('warn', '! SIGTERM: closing the session (send it again to stop at once)')
-    if (closing) void guard.close(() => closing!)
+    if (closing) bound(guard, closing)
     else machine.exit(130)
   }
   // From the start: a signal while the session opens takes effect once it is open (no lock is left behind).
