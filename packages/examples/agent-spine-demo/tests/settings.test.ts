@@ -170,7 +170,7 @@ describe('the model route', () => {
       provider: 'deepseek',
       model: 'deepseek-chat',
       // The file's (absent) `openai` section contributes only empty defaults.
-      config: { name: 'deepseek', preset: 'deepseek', extraBody: {}, headers: {}, images: { mediaTypes: [] }, models: {} },
+      config: { name: 'deepseek', preset: 'deepseek', extraBody: {}, headers: {}, images: {}, models: {} },
       baseUrl: 'https://api.deepseek.com',
       apiKeyEnv: 'DEEPSEEK_API_KEY',
     })
@@ -183,8 +183,7 @@ describe('the model route', () => {
       kind: 'openai',
       provider: 'custom',
       model: 'qwen3:8b',
-      // No image limits of its own: a custom server's images are sent (dsh-llm-openai's schema fills an absent
-      // mediaTypes with [], "takes no images", since e0403d6; reported to the lead, not this package's to fix).
+      // No image limits of its own: a custom server's images are sent (an absent mediaTypes stays absent; [] would mean "takes no images").
       config: { name: 'custom', baseUrl: 'http://127.0.0.1:11434/v1', extraBody: {}, headers: {}, images: {}, models: {} },
       baseUrl: 'http://127.0.0.1:11434/v1',
     })

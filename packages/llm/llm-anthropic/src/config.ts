@@ -124,6 +124,14 @@ export interface AnthropicConfig {
 
 const presetSchema = Schema.union(['anthropic', 'deepseek-anthropic'] as const)
 
+/**
+ * Schemastery fills an absent list with `[]` and an absent object with `{}`.
+ * A field the user left out must stay out: a model override of one field
+ * would otherwise replace the preset model's efforts, budgets, images and
+ * extra body with empty ones, and `mediaTypes: []` means "takes no images".
+ */
+const NONE = undefined as never
+
 export const ImageLimits: Schema<ImageLimits> = Schema.object({
   maxImages: Schema.natural().min(1).description('Images per request.'),
   maxImageBytes: Schema.natural().min(1).description('Base64 characters of one image.'),
@@ -131,18 +139,18 @@ export const ImageLimits: Schema<ImageLimits> = Schema.object({
   maxSide: Schema.natural().min(1).description('Pixels per side of one image.'),
   manyImages: Schema.natural().description('Over this many images, manySide applies.'),
   manySide: Schema.natural().min(1).description('Pixels per side of one image in a request with more than manyImages images.'),
-  mediaTypes: Schema.array(Schema.string()).description('Image formats the provider takes; empty for none.'),
+  mediaTypes: Schema.array(Schema.string()).default(NONE).description('Image formats the provider takes; empty for none.'),
 }) as Schema<ImageLimits>
 
 export const ModelConfig: Schema<ModelConfig> = Schema.object({
   contextWindow: Schema.natural().description('Context window in tokens.'),
   maxOutputTokens: Schema.natural().description('Largest accepted max_tokens.'),
-  reasoningEfforts: Schema.array(Schema.string()).description('Accepted efforts.'),
+  reasoningEfforts: Schema.array(Schema.string()).default(NONE).description('Accepted efforts.'),
   defaultReasoningEffort: Schema.string().description('Effort used when a call names none.'),
   thinking: Schema.union(['adaptive', 'budget', 'effort'] as const).description('How the effort is sent.'),
-  thinkingBudgets: Schema.dict(Schema.natural()).description('Thinking tokens per effort (thinking: budget).'),
-  images: ImageLimits.description('Image limits of this model (override the provider).'),
-  extraBody: Schema.dict(Schema.any()).description('Extra request body fields for this model.'),
+  thinkingBudgets: Schema.dict(Schema.natural()).default(NONE).description('Thinking tokens per effort (thinking: budget).'),
+  images: ImageLimits.default(NONE).description('Image limits of this model (override the provider).'),
+  extraBody: Schema.dict(Schema.any()).default(NONE).description('Extra request body fields for this model.'),
 }) as Schema<ModelConfig>
 
 export const ProviderConfig: Schema<ProviderConfig> = Schema.object({

@@ -108,21 +108,29 @@ export interface OpenAiConfig {
 
 const presetSchema = Schema.union(['deepseek', 'openai'] as const)
 
+/**
+ * Schemastery fills an absent list with `[]` and an absent object with `{}`.
+ * A field the user left out must stay out: a model override of one field
+ * would otherwise replace the preset model's efforts, budgets, images and
+ * extra body with empty ones, and `mediaTypes: []` means "takes no images".
+ */
+const NONE = undefined as never
+
 export const ImageLimits: Schema<ImageLimits> = Schema.object({
   maxImages: Schema.natural().min(1).description('Images per request.'),
   maxImageBytes: Schema.natural().min(1).description('Base64 characters of one image.'),
   maxTotalBytes: Schema.natural().min(1).description('Base64 characters of all the images of a request.'),
-  mediaTypes: Schema.array(Schema.string()).description('Media types the provider takes.'),
+  mediaTypes: Schema.array(Schema.string()).default(NONE).description('Media types the provider takes.'),
 }) as Schema<ImageLimits>
 
 export const ModelConfig: Schema<ModelConfig> = Schema.object({
   contextWindow: Schema.natural().description('Context window in tokens.'),
   maxOutputTokens: Schema.natural().description('Largest accepted output limit in tokens.'),
-  reasoningEfforts: Schema.array(Schema.string()).description('Accepted `reasoning_effort` values.'),
+  reasoningEfforts: Schema.array(Schema.string()).default(NONE).description('Accepted `reasoning_effort` values.'),
   defaultReasoningEffort: Schema.string().description('Effort used when a call names none.'),
   replayReasoning: Schema.boolean().description('Send earlier reasoning back as `reasoning_content`.'),
-  images: ImageLimits.description('Image limits of this model (override the provider).'),
-  extraBody: Schema.dict(Schema.any()).description('Extra request body fields for this model.'),
+  images: ImageLimits.default(NONE).description('Image limits of this model (override the provider).'),
+  extraBody: Schema.dict(Schema.any()).default(NONE).description('Extra request body fields for this model.'),
 }) as Schema<ModelConfig>
 
 export const ProviderConfig: Schema<ProviderConfig> = Schema.object({
