@@ -53,4 +53,20 @@ describe.concurrent('dsh-demo interactive, lines piped in at once', { timeout: 2
     const sessions = Object.values(sessionFiles(data)).map((events) => prompts(events))
     expect(sessions.sort()).toEqual([['user/message "hello"'], ['user/message "world"']])
   })
+
+  it('a prompt then /compact: the compaction comes after the prompt\'s turn (it ran first, on the empty history)', async () => {
+    const cwd = workspace()
+    const data = tempDir()
+    const { status, stdout } = await runDemo(['--data-dir', data], { cwd, input: 'hello\n/compact\nagain\n' })
+    expect(status).toBe(0)
+    const lines = stdout.split('\n')
+    const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line))
+    const order = { turn1: at(/^· turn 1 done/), compaction: at(/^· nothing to (gain|compact)/), turn2: at(/^· turn 2 done/) }
+    expect({ empty: stdout.includes('the history is empty'), inOrder: order.turn1 < order.compaction && order.compaction < order.turn2, found: Object.values(order).every((i) => i >= 0) }).toEqual({
+      empty: false,
+      inOrder: true,
+      found: true,
+    })
+    expect(prompts(onlySession(data).events)).toEqual(['user/message "hello"', 'user/message "again"'])
+  })
 })

@@ -87,13 +87,20 @@ export async function runCommand(text: string, context: CommandContext): Promise
     case '/compact': {
       const instructions = text.slice(name!.length).trim() || undefined
       if (machine.turnOpen) output.line('· compacting after the running turn')
+      // After the work already entered (a prompt just sent has not opened its turn yet), and before the lines
+      // entered after it: a script piped in (a prompt, /compact, a prompt) acts as written.
+      machine.holdLines()
+      await context.whenIdle().catch(() => undefined)
+      const gate = machine.switching()
       try {
         const line = await context.compact(instructions)
         if (line) output.line(line)
       } catch (error) {
         output.say('error', `✗ ${describeError(error)}`)
+      } finally {
+        gate?.done()
       }
-      return reprompt()
+      return gate ? undefined : reprompt()
     }
     case '/mcp':
       for (const line of context.mcp()) output.line(line)

@@ -20,7 +20,8 @@ import { describeError } from '../describe-error'
  *   allows and remembers when "always" is offered, `n` or nothing denies,
  *   any other words deny and go to the model as the reason), a Ctrl-C
  *   denies and goes on as in the state it interrupted.
- * - `switching`: `/new` or `/resume` is replacing the session; lines and
+ * - `switching`: `/new` or `/resume` is replacing the session, or `/compact`
+ *   is compacting it; lines and
  *   commands entered meanwhile wait, and run in order in the session the
  *   switch leaves (a script piped in, `/resume <id>` then a prompt, acts
  *   as written); a Ctrl-C exits 130.
