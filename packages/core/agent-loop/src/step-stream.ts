@@ -1,4 +1,5 @@
 import { createAssembler, type AssembledResponse, type Assembler, type StreamChunk } from '@deepseek-ai/dsh-llm'
+import { SessionError } from '@deepseek-ai/dsh-session'
 import { checkAborted } from './cancellation'
 import type { PreparedStep } from './step-prepare'
 import type { TurnHost } from './turn-host'
@@ -92,11 +93,36 @@ class StepSink {
     try {
       seq = this.session.append('assistant/chunk', { turn: this.turn, step: this.step, chunk }).seq
     } catch (error) {
-      throw this.host.refused('assistant/chunk', error)
+      return this.refusedChunk(chunk, error)
     }
     this.seqs.push(seq)
     this.assembler.push(chunk)
     return true
+  }
+
+  /**
+   * The log refused `chunk`. Refused as data (`INVALID_EVENT`: nothing was
+   * committed, the log and the loop still agree), the adapter's stream is
+   * broken, not the log: dsh-llm's guard checks the protocol, not every
+   * field (a usage field set to `undefined`, which JSON drops, passes it).
+   * The step then ends as a malformed stream, an ordinary turn failure
+   * (R-ERR-1): its finish is logged in the refused chunk's place, and false
+   * stops the source. Any other refusal is the refused-write rule. Off the
+   * per-chunk path: `take` stays small.
+   */
+  private refusedChunk(chunk: StreamChunk, error: unknown): false {
+    if (!(error instanceof SessionError && error.code === 'INVALID_EVENT')) throw this.host.refused('assistant/chunk', error)
+    const message = `the model stream yielded a ${String(chunk.type)} chunk the session log refuses: ${error.message}`
+    const finish: StreamChunk = { type: 'finish', reason: { kind: 'error', failure: { code: 'MALFORMED_STREAM', message } } }
+    let seq: number
+    try {
+      seq = this.session.append('assistant/chunk', { turn: this.turn, step: this.step, chunk: finish }).seq
+    } catch (refused) {
+      throw this.host.refused('assistant/chunk', refused)
+    }
+    this.seqs.push(seq)
+    this.assembler.push(finish)
+    return false
   }
 }
 
