@@ -28,7 +28,8 @@ export class LlmRetry extends Service {
   static readonly inject = ['sessions']
   static readonly Config: Schema<LlmRetry.Config> = Schema.object({
     baseDelayMs: Schema.natural().default(500).description('Delay before the first retry (doubles each time).'),
-    maxDelayMs: Schema.natural().default(30_000).description('Cap on any single delay, retry-after hints included.'),
+    // A Node timer holds at most 2^31 − 1 ms; a longer wait fires after 1 ms (a retry at once, every time).
+    maxDelayMs: Schema.natural().max(2 ** 31 - 1).default(30_000).description('Cap on any single delay, retry-after hints included (at most 2^31 − 1 ms).'),
     budgets: Schema.dict(Schema.natural()).default({}).description('Retries per failure code, over the defaults.'),
   })
 

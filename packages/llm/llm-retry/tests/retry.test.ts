@@ -28,6 +28,18 @@ describe('backoffDelay', () => {
 })
 
 describe('dsh-llm-retry', () => {
+  it('refuses a maxDelayMs longer than a Node timer holds (2^31 − 1 ms: a longer wait fires after 1 ms, retrying at once) and registers nothing', async () => {
+    const s = await spine({ model: { script: [] } })
+    const error = await Promise.resolve(s.root.plugin(Retry, { maxDelayMs: 2 ** 31 })).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    )
+    expect(String((error as Error | undefined)?.message)).toContain('maxDelayMs expected number <= 2147483647 but got 2147483648')
+    expect(s.root.get('llmRetry')).toBeUndefined()
+    await s.root.plugin(Retry, { maxDelayMs: 2 ** 31 - 1 })
+    expect(s.root.get('llmRetry')).toBeDefined()
+  })
+
   it('retries a transient failure in a new step and logs a log-only llm/retry event', async () => {
     const { agent, model } = await withRetry([{ error: failure('SERVER', { status: 503 }) }, 'recovered'])
     const a = await agent()
