@@ -1,6 +1,5 @@
-import type { ImageBlock } from '@deepseek-ai/dsh-llm'
+import { imageFormat, imagesLeftOut, pixelSize, type ImageBlock, type ImageFormat, type PixelSize } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits } from './config'
-import { imageFormat, pixelSize, type ImageFormat, type PixelSize } from './image-size'
 
 /** The Messages API's limits as Anthropic documents them (the vision guide, late 2026). */
 export const imageLimitDefaults: Readonly<Required<ImageLimits>> = Object.freeze({
@@ -121,16 +120,7 @@ export class ImageBudget {
   /** Replaces, after the walk, the images the limits leave out (see the class comment). */
   settle(): void {
     const { sent, limits } = this
-    const halfCount = Math.floor(limits.maxImages / 2)
-    const halfBytes = limits.maxTotalBytes / 2
-    let cut = 0
-    let bytes = 0
-    for (let i = 0; i < sent.length; i++) {
-      bytes += sent[i]!.bytes
-      if (i + 1 - cut <= limits.maxImages && bytes <= limits.maxTotalBytes) continue
-      // The newest image always stays: alone it is within both limits.
-      while (cut < i && (i + 1 - cut > halfCount || bytes > halfBytes)) bytes -= sent[cut++]!.bytes
-    }
+    const cut = imagesLeftOut(sent.map((image) => image.bytes), limits.maxImages, limits.maxTotalBytes)
     if (cut > 0) {
       const note = imageNotes.older(limits)
       for (let i = 0; i < cut; i++) replace(sent[i]!.wire, note)

@@ -9,7 +9,7 @@ import {
 } from '@deepseek-ai/dsh-llm'
 import { FakeProvider, reply, type Handler } from '@deepseek-ai/dsh-testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { AnthropicAdapter, imageLimitDefaults, imageNotes, pixelSize, requestBody, resolveProvider, type ProviderConfig } from '../src'
+import { AnthropicAdapter, imageLimitDefaults, imageNotes, requestBody, resolveProvider, type ProviderConfig } from '../src'
 import { collect, stream, wire } from './support/wire'
 
 const source = { kind: 'model', provider: 'claude', model: 'claude-test' } as const
@@ -206,46 +206,6 @@ describe('image limits in the configuration', () => {
         message: 'provider "claude": images.maxImageBytes (30000000) must not exceed images.maxTotalBytes (25165824): one image must fit in a request',
       },
       { code: 'INVALID_PROVIDER_CONFIG', message: 'provider "claude": models.m.images.manySide must be a positive integer, got 1.5' },
-      undefined,
-    ])
-  })
-})
-
-describe('pixelSize', () => {
-  it('reads the size PNG, GIF, WebP (lossy, lossless, extended) and JPEG headers declare; anything else is unknown', () => {
-    const gif = Buffer.from('GIF89a\x20\x03\x58\x02\x00\x00\x00', 'latin1').toString('base64')
-    const vp8 = Buffer.alloc(30)
-    vp8.write('RIFF', 0, 'latin1')
-    vp8.write('WEBPVP8 ', 8, 'latin1')
-    Buffer.from([0x9d, 0x01, 0x2a]).copy(vp8, 23)
-    vp8.writeUInt16LE(1024, 26)
-    vp8.writeUInt16LE(768, 28)
-    const vp8l = Buffer.alloc(30)
-    vp8l.write('RIFF', 0, 'latin1')
-    vp8l.write('WEBPVP8L', 8, 'latin1')
-    vp8l[20] = 0x2f
-    vp8l.writeUInt32LE((640 - 1) | ((480 - 1) << 14), 21)
-    const vp8x = Buffer.alloc(30)
-    vp8x.write('RIFF', 0, 'latin1')
-    vp8x.write('WEBPVP8X', 8, 'latin1')
-    vp8x.writeUIntLE(9000 - 1, 24, 3)
-    vp8x.writeUIntLE(20 - 1, 27, 3)
-    // SOI, an APP0 segment, a DQT segment, then SOF2 (progressive) with height 1080 and width 1920.
-    const jpeg = Buffer.concat([
-      Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]),
-      Buffer.alloc(14),
-      Buffer.from([0xff, 0xdb, 0x00, 0x05, 1, 2, 3]),
-      Buffer.from([0xff, 0xff, 0xc2, 0x00, 0x11, 0x08, 0x04, 0x38, 0x07, 0x80]),
-      Buffer.alloc(16),
-    ])
-    expect([png(3000, 20), gif, vp8, vp8l, vp8x, jpeg, 'aGVsbG8gd29ybGQ=', ''].map((data) => pixelSize(typeof data === 'string' ? data : data.toString('base64')))).toEqual([
-      { width: 3000, height: 20 },
-      { width: 800, height: 600 },
-      { width: 1024, height: 768 },
-      { width: 640, height: 480 },
-      { width: 9000, height: 20 },
-      { width: 1920, height: 1080 },
-      undefined,
       undefined,
     ])
   })

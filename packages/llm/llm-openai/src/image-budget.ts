@@ -1,4 +1,4 @@
-import type { ImageBlock } from '@deepseek-ai/dsh-llm'
+import { imagesLeftOut, type ImageBlock } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits } from './config'
 
 /** An image as a chat-completions content part, or the text part that replaces it. */
@@ -85,16 +85,7 @@ export class ImageBudget {
   /** Replaces, after the walk, the images the limits leave out (see the class comment). */
   settle(): void {
     const { sent } = this
-    const halfCount = Math.floor(this.maxImages / 2)
-    const halfBytes = this.maxTotalBytes / 2
-    let cut = 0
-    let bytes = 0
-    for (let i = 0; i < sent.length; i++) {
-      bytes += sent[i]!.bytes
-      if (i + 1 - cut <= this.maxImages && bytes <= this.maxTotalBytes) continue
-      // The newest image always stays: alone it is within both limits.
-      while (cut < i && (i + 1 - cut > halfCount || bytes > halfBytes)) bytes -= sent[cut++]!.bytes
-    }
+    const cut = imagesLeftOut(sent.map((image) => image.bytes), this.maxImages, this.maxTotalBytes)
     if (cut === 0) return
     const note = imageNotes.older(this.limits)
     for (let i = 0; i < cut; i++) replace(sent[i]!.wire, note)

@@ -15,6 +15,8 @@ export type {
 } from './content'
 export { text } from './content'
 export { safeEnd, safeStart } from './text-cut'
+export { imageFormat, imagesLeftOut, pixelSize } from './image-header'
+export type { ImageFormat, PixelSize } from './image-header'
 export { CallId, MessageId, newCallId, newMessageId } from './ids'
 export { deepFreeze } from './json'
 export type { JsonObject, JsonSchema, JsonValue } from './json'

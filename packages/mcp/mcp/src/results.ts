@@ -1,4 +1,4 @@
-import { safeEnd, safeStart, type ContentBlock, type TextBlock } from '@deepseek-ai/dsh-llm'
+import { imageFormat, safeEnd, safeStart, type ContentBlock, type TextBlock } from '@deepseek-ai/dsh-llm'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { callError } from './errors'
 import type { Redactor } from './redact'
@@ -100,7 +100,7 @@ function image(mediaType: string, data: string, limits: ResultLimits, what: stri
   let type = mediaType.split(';')[0]!.trim().toLowerCase()
   if (type === 'image/jpg') type = 'image/jpeg'
   // A label that does not match the bytes (a JPEG sent as PNG) is refused too: the bytes decide.
-  if (IMAGE_TYPES.has(type)) type = sniffImage(data) ?? type
+  if (IMAGE_TYPES.has(type)) type = imageFormat(data) ?? type
   if (!IMAGE_TYPES.has(type)) {
     // SVG (and any other XML or text image) is source the model can read.
     if (isTextual(type)) return { type: 'text', text: `[${what}: ${type}, shown as its source]\n${Buffer.from(data, 'base64').toString('utf8')}` }
@@ -110,16 +110,6 @@ function image(mediaType: string, data: string, limits: ResultLimits, what: stri
     return { type: 'text', text: `[${what}: ${mediaType} image of ${size(bytes)} not shown: larger than the ${size(limits.maxImageBytes)} limit]` }
   }
   return { type: 'image', mediaType: type, data }
-}
-
-/** The type of a PNG, JPEG, GIF or WebP image from its first bytes; undefined for anything else. */
-function sniffImage(data: string): string | undefined {
-  const head = Buffer.from(data.slice(0, 16), 'base64')
-  if (head.length >= 4 && head[0] === 0x89 && head.toString('latin1', 1, 4) === 'PNG') return 'image/png'
-  if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg'
-  if (head.length >= 4 && head.toString('latin1', 0, 4) === 'GIF8') return 'image/gif'
-  if (head.length >= 12 && head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP') return 'image/webp'
-  return undefined
 }
 
 /** Whether a MIME type is text a model can read (a blob of it is decoded as UTF-8). */

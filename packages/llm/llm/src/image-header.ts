@@ -77,13 +77,13 @@ function jpeg(data: string): PixelSize | undefined {
   return undefined
 }
 
-/** The image formats the Messages API takes, as their media types. */
+/** The image formats every provider dsh has an adapter for takes, as their media types. */
 export type ImageFormat = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'
 
 /**
  * The format of base64 image data by its signature (its first 12 bytes), or
- * `undefined` when it is none of JPEG, PNG, GIF and WebP: the API decodes
- * only these, whatever the media type says.
+ * `undefined` when it is none of JPEG, PNG, GIF and WebP: providers decode
+ * only these, and by the bytes, whatever the media type says.
  */
 export function imageFormat(data: string): ImageFormat | undefined {
   const head = bytesAt(data, 0, 12)
@@ -108,4 +108,32 @@ export function pixelSize(data: string): PixelSize | undefined {
     // A truncated header (a read past the decoded bytes): unknown, not an error.
     return undefined
   }
+}
+
+/**
+ * How many of a request's images, oldest first, to leave out so that it
+ * keeps within `maxImages` and `maxTotalBytes` (pass `Infinity` for a limit
+ * not enforced), given each image's size in `bytes` in history order.
+ *
+ * The images are replayed oldest first: when one would take the request
+ * over a limit, the oldest still sent are left out until what remains is at
+ * most half of each limit. The images left out are therefore always the
+ * oldest, and that number grows in batches (about half a limit at a time) as
+ * the history grows: replaying a longer history repeats the same steps, so
+ * a request's prefix up to its first image still sent changes once per
+ * batch, not once per new image, and the same history gives the same cut.
+ * The newest image always stays (alone, an image is within both limits:
+ * the caller replaces one too large on its own first). One pass.
+ */
+export function imagesLeftOut(bytes: readonly number[], maxImages: number, maxTotalBytes: number): number {
+  const halfCount = Math.floor(maxImages / 2)
+  const halfBytes = maxTotalBytes / 2
+  let cut = 0
+  let total = 0
+  for (let i = 0; i < bytes.length; i++) {
+    total += bytes[i]!
+    if (i + 1 - cut <= maxImages && total <= maxTotalBytes) continue
+    while (cut < i && (i + 1 - cut > halfCount || total > halfBytes)) total -= bytes[cut++]!
+  }
+  return cut
 }
