@@ -63,6 +63,11 @@ for (const subject of subjects ?? []) {
 const runs = values.runs === undefined ? undefined : positiveInteger('--runs', values.runs)
 const streamBatch = values['stream-batch'] === undefined ? undefined : positiveInteger('--stream-batch', values['stream-batch'])
 const childTimeout = values['child-timeout'] === undefined ? undefined : positiveInteger('--child-timeout', values['child-timeout'])
+// A Node timer holds at most 2^31 − 1 ms; a longer one fires after 1 ms (every run killed at once).
+const LONGEST_CHILD_TIMEOUT = Math.floor((2 ** 31 - 1) / 60_000)
+if (childTimeout !== undefined && childTimeout > LONGEST_CHILD_TIMEOUT) {
+  throw new Error(`--child-timeout must be at most ${LONGEST_CHILD_TIMEOUT} minutes, the longest a Node timer holds (got ${childTimeout})`)
+}
 const mode = values.smoke ? 'smoke' : 'full'
 // A path that cannot be written fails now, not after the runs.
 const outOption = values.out === undefined ? undefined : outputFile(values.out)

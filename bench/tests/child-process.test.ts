@@ -5,7 +5,17 @@
  */
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
 import { runChild } from '../src/lib/child-process.ts'
+
+/** Whether `pid` runs: it exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
 
 const fixture = fileURLToPath(new URL('./fixtures/misbehaving-child.mjs', import.meta.url))
 
@@ -14,6 +24,18 @@ describe.concurrent('runChild', () => {
     await expect(runChild(fixture, ['hang', 'dsh'], [], process.execPath, 1000)).rejects.toThrow(
       `bench child ${fixture} hang dsh did not finish within 1 s (--child-timeout): it was killed`,
     )
+  })
+
+  it('kills the processes a hung child started too (one holding a session lease would block the runs after it)', async () => {
+    const error = await runChild(fixture, ['hang-with-helper', 'dsh'], [], process.execPath, 10_000).then(
+      () => undefined,
+      (failure: Error) => failure,
+    )
+    expect(error?.message).toContain('did not finish within 10 s (--child-timeout): it was killed')
+    const helper = Number(/helper (\d+)/.exec(error?.message ?? '')?.[1])
+    expect(helper).toBeGreaterThan(0)
+    // SIGKILL is delivered before kill() returns; the helper, re-parented, may stay a zombie until reaped.
+    expect(alive(helper)).toBe(false)
   })
 
   it('fails the run when the result line is not JSON', async () => {

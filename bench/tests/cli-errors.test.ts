@@ -54,4 +54,13 @@ describe.concurrent('pnpm bench refuses what it cannot use, before running anyth
       error: 'Error: --child-timeout must be a positive integer (got 0)',
     })
   })
+
+  it('--child-timeout longer than a Node timer holds (a longer one fired after 1 ms and killed every run)', () => {
+    const child = bench_('--child-timeout', '35792', '--only', 'session-postgres', '--out', join(work, 'long.json'))
+    expect({ status: child.status, stdout: child.stdout, error: child.stderr.match(/^Error: .*$/m)?.[0] }).toEqual({
+      status: 1,
+      stdout: '',
+      error: 'Error: --child-timeout must be at most 35791 minutes, the longest a Node timer holds (got 35792)',
+    })
+  })
 })

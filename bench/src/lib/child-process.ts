@@ -4,6 +4,7 @@
  * condition, through tsx), with `--expose-gc` for heap figures.
  */
 import { spawn } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 export const RESULT_PREFIX = '@@bench-result '
@@ -68,6 +69,9 @@ export function runChild(
     child.stdout.setEncoding('utf8').on('data', (data: string) => (stdout += data))
     child.stderr.setEncoding('utf8').on('data', (data: string) => (stderr += data))
     const timer = setTimeout(() => {
+      // The processes it started first (a scenario's helper holding a session lease would block the
+      // runs after it), then the child: killed first, it would leave them re-parented and out of reach.
+      for (const pid of descendants(child.pid)) kill(pid)
       child.kill('SIGKILL')
       // Not waiting for 'close': a process the child started may hold its pipes open.
       child.stdout.destroy()
@@ -109,3 +113,47 @@ export function runChild(
   })
 }
 
+/**
+ * The processes `pid` started, and theirs, read from `/proc` (Linux, where the
+ * bench runs; elsewhere none are found and only the child is killed).
+ */
+function descendants(pid: number | undefined): number[] {
+  if (pid === undefined) return []
+  const children = new Map<number, number[]>()
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // `pid (comm) state ppid …`: the command may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      const list = children.get(parent) ?? []
+      list.push(Number(entry))
+      children.set(parent, list)
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const out: number[] = []
+  const queue = [pid]
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()!) ?? []) {
+      out.push(child)
+      queue.push(child)
+    }
+  }
+  return out
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // Already gone.
+  }
+}
