@@ -1,4 +1,4 @@
-import { apiKeyCharacterProblem, codePointLabel, deepFreeze, definedFields as given, HTTP_HEADER_NAME, headerValueProblem, parseBaseUrl, type JsonObject } from '@deepseek-ai/dsh-llm'
+import { apiKeyCharacterProblem, imageMediaType, codePointLabel, deepFreeze, definedFields as given, HTTP_HEADER_NAME, headerValueProblem, parseBaseUrl, type JsonObject } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits, ModelConfig, PresetName, ProviderConfig, ThinkingMode } from './config'
 import { imageLimitDefaults } from './image-budget'
 import { presets } from './presets'
@@ -78,7 +78,7 @@ function imageLimits(images: ImageLimits | undefined, field: string, where: stri
     if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !t)) {
       throw new AnthropicConfigError(`${where}: ${field}.mediaTypes must be a list of media types such as "image/png"`)
     }
-    out.mediaTypes = types.map((t) => t.trim().toLowerCase())
+    out.mediaTypes = types.map(imageMediaType)
   }
   for (const key of imageFields) {
     if (key === 'mediaTypes') continue

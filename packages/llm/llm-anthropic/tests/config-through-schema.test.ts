@@ -24,4 +24,8 @@ describe('a config validated by the plugin schema resolves as the same config gi
   it('an empty list given on purpose still means the provider takes no images', () => {
     expect(resolveProvider(throughSchema({ preset: 'anthropic', images: { mediaTypes: [] } })).images.mediaTypes).toEqual([])
   })
+
+  it('media types are compared as the providers read them: image/jpg is image/jpeg, in any case, parameters dropped', () => {
+    expect(resolveProvider({ preset: 'anthropic', images: { mediaTypes: ['Image/JPG', 'image/png; charset=binary'] } }).images.mediaTypes).toEqual(['image/jpeg', 'image/png'])
+  })
 })

@@ -1,4 +1,4 @@
-import { imagesLeftOut, type ImageBlock } from '@deepseek-ai/dsh-llm'
+import { imageMediaType, imagesLeftOut, type ImageBlock } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits } from './config'
 
 /** An image as a chat-completions content part, or the text part that replaces it. */
@@ -21,12 +21,6 @@ export const imageNotes = {
     taken.length === 0
       ? `[image omitted: ${declared}; this provider takes no images]`
       : `[image omitted: ${declared}, a type the provider does not take (${taken.join(', ')})]`,
-}
-
-/** A media type as compared and sent: lower case, `image/jpg` as `image/jpeg`. */
-export function mediaType(declared: string): string {
-  const type = declared.trim().toLowerCase()
-  return type === 'image/jpg' ? 'image/jpeg' : type
 }
 
 function replace(wire: WireImage, text: string): void {
@@ -74,7 +68,7 @@ export class ImageBudget {
     const taken = this.limits.mediaTypes
     let type = block.mediaType
     if (taken !== undefined) {
-      type = mediaType(type)
+      type = imageMediaType(type)
       if (!taken.includes(type)) return { type: 'text', text: imageNotes.type(block.mediaType, taken) }
     }
     const wire: WireImage = { type: 'image_url', image_url: { url: `data:${type};base64,${block.data}` } }

@@ -1,4 +1,5 @@
 import {
+  imageMediaType,
   apiKeyCharacterProblem,
   codePointLabel,
   deepFreeze,
@@ -9,7 +10,6 @@ import {
   type JsonObject,
 } from '@deepseek-ai/dsh-llm'
 import type { ImageLimits, MaxTokensParam, ModelConfig, PresetName, ProviderConfig } from './config'
-import { mediaType } from './image-budget'
 import { presets } from './presets'
 
 /**
@@ -122,7 +122,7 @@ function imageLimits(images: ImageLimits | undefined, field: string, where: stri
     if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !t)) {
       throw new OpenAiConfigError(`${where}: ${field}.mediaTypes must be a list of media types such as "image/png"`)
     }
-    out.mediaTypes = types.map(mediaType)
+    out.mediaTypes = types.map(imageMediaType)
   }
   if (out.maxImageBytes !== undefined && out.maxTotalBytes !== undefined && out.maxImageBytes > out.maxTotalBytes) {
     throw new OpenAiConfigError(

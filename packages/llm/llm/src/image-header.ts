@@ -137,3 +137,13 @@ export function imagesLeftOut(bytes: readonly number[], maxImages: number, maxTo
   }
   return cut
 }
+
+/**
+ * A declared image media type as the providers compare it: without
+ * parameters, lower case, and `image/jpg` (a common mislabel) as
+ * `image/jpeg`.
+ */
+export function imageMediaType(declared: string): string {
+  const type = declared.split(';')[0]!.trim().toLowerCase()
+  return type === 'image/jpg' ? 'image/jpeg' : type
+}

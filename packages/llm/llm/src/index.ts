@@ -15,7 +15,7 @@ export type {
 } from './content'
 export { text } from './content'
 export { safeEnd, safeStart } from './text-cut'
-export { imageFormat, imagesLeftOut, pixelSize } from './image-header'
+export { imageFormat, imageMediaType, imagesLeftOut, pixelSize } from './image-header'
 export type { ImageFormat, PixelSize } from './image-header'
 export { CallId, MessageId, newCallId, newMessageId } from './ids'
 export { deepFreeze } from './json'

@@ -1,4 +1,4 @@
-import { imageFormat, safeEnd, safeStart, type ContentBlock, type TextBlock } from '@deepseek-ai/dsh-llm'
+import { imageFormat, imageMediaType, safeEnd, safeStart, type ContentBlock, type TextBlock } from '@deepseek-ai/dsh-llm'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { callError } from './errors'
 import type { Redactor } from './redact'
@@ -97,8 +97,7 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
 
 function image(mediaType: string, data: string, limits: ResultLimits, what: string): ContentBlock {
   const bytes = base64Bytes(data)
-  let type = mediaType.split(';')[0]!.trim().toLowerCase()
-  if (type === 'image/jpg') type = 'image/jpeg'
+  let type = imageMediaType(mediaType)
   // A label that does not match the bytes (a JPEG sent as PNG) is refused too: the bytes decide.
   if (IMAGE_TYPES.has(type)) type = imageFormat(data) ?? type
   if (!IMAGE_TYPES.has(type)) {
