@@ -1,5 +1,5 @@
 import { Context } from 'cordis'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import Sessions, { MemorySessionPersistence, SessionId, type AnySessionEvent, type Session } from '@deepseek-ai/dsh-session'
 import { closedTurn, openTurn } from './helpers'
 
@@ -129,14 +129,25 @@ describe('MemorySessionPersistence refuses what the file backends refuse', () =>
     const a = await log('a')
     const b = await log('b')
     const c = await log('c')
-    await backend.append(b.id, b.events)
-    await backend.flush(b.id)
-    await backend.append(a.id, a.events)
-    await backend.flush(a.id)
-    await backend.append(c.id, c.events)
-    const listed = await backend.list()
-    expect(listed.map((info) => info.id).sort()).toEqual(['a', 'b', 'c'])
-    const order = [...listed].sort((x, y) => y.updatedAt - x.updatedAt || (x.id < y.id ? -1 : 1))
-    expect(listed).toEqual(order)
+    // The clock only (timers and promises stay real): b written at 1,000, a at 2,000, c appended and listed at 3,000.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(1_000)
+      await backend.append(b.id, b.events)
+      await backend.flush(b.id)
+      vi.setSystemTime(2_000)
+      await backend.append(a.id, a.events)
+      await backend.flush(a.id)
+      vi.setSystemTime(3_000)
+      await backend.append(c.id, c.events)
+      const listed = await backend.list()
+      expect(listed.map((info) => [info.id, info.updatedAt])).toEqual([
+        ['c', 3_000],
+        ['a', 2_000],
+        ['b', 1_000],
+      ])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
