@@ -115,8 +115,7 @@ describe.concurrent('dsh-demo: SIGTERM and SIGHUP close the session, then end th
   for (const mode of ['interactive', '-p'] as const) {
     // Either way out ends it by SIGTERM: the second signal, or the exit guard's grace (3 s without progress). Which
     // one did cannot be told apart without timing, so this pins that a stuck close never holds the process, and
-    // not that the second signal is what ended it (that path, `stop()` calling `io.abort` once a stop is under way,
-    // has no test of its own yet).
+    // not that the second signal is what ended it (that rule is `firstStop`'s, pinned in exit-guard.test.ts).
     it(`${mode}: a close stuck on a tool that ignores its abort still ends the process by SIGTERM (a second SIGTERM or the exit grace)`, async () => {
       const { cwd, data, env } = toolWorkspace('hang')
       const demo = startDemo(mode === '-p' ? ['-p', 'go', '--data-dir', data] : ['--data-dir', data], { cwd, env })

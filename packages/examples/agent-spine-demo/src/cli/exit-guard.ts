@@ -1,3 +1,5 @@
+import type { StopSignal } from './io'
+
 /**
  * How long an exit the person asked for (a second Ctrl-C) may spend closing
  * down: cancelling the turn, draining the agent, flushing the log. A close
@@ -66,4 +68,18 @@ export class ExitGuard {
  */
 export function bound(guard: ExitGuard, closing: Promise<void>): void {
   guard.close(() => closing).catch(() => undefined)
+}
+
+/**
+ * Whether `signal` is a run's first stop signal (`current`: the one taken
+ * before, if any): the caller then records it and starts the close. A
+ * repeated SIGHUP is the same hangup (the kernel and the shell that ran us
+ * each send one when a terminal closes): not first, nothing to do. Any other
+ * signal after the first, or once an exit's close has begun, ends the
+ * process at once by that signal (`abort`).
+ */
+export function firstStop(current: StopSignal | undefined, signal: StopSignal, guard: ExitGuard, abort: (signal: StopSignal) => never): boolean {
+  if (current === 'SIGHUP' && signal === 'SIGHUP') return false
+  if (current !== undefined || guard.started) abort(signal)
+  return true
 }

@@ -6,7 +6,7 @@ import { describeRequest } from './approval'
 import { contextShare } from './compaction-lines'
 import { startApp, type DemoApp } from './app'
 import { describeError } from './describe-error'
-import { ExitGuard, bound } from './exit-guard'
+import { ExitGuard, bound, firstStop } from './exit-guard'
 import { agentFailure, describeLoadReport, loadReportOf, type AgentFailure } from './failures'
 import type { CliIo, RunStatus, StopSignal } from './io'
 import { JsonLines } from './json-lines'
@@ -75,9 +75,7 @@ export async function runOneShot(settings: DemoSettings, io: CliIo): Promise<Run
   /** The close under way at the end of the run, once it has begun. */
   let closing: Promise<void> | undefined
   const stop = (signal: StopSignal) => {
-    // One hangup often arrives twice (from the kernel when the terminal closes, and from the shell that ran us).
-    if (stopped === 'SIGHUP' && signal === 'SIGHUP') return
-    if (stopped || guard.started) return io.abort(signal)
+    if (!firstStop(stopped, signal, guard, (again) => io.abort(again))) return
     stopped = signal
     if (signal === 'SIGTERM') say('yellow', '! SIGTERM: closing the session (send it again to stop at once)')
     exiting = true

@@ -5,7 +5,7 @@ import { cwdMismatch } from '../agent-session'
 import { approvalQuestion } from '../approval'
 import { startApp } from '../app'
 import { describeError } from '../describe-error'
-import { ExitGuard, bound } from '../exit-guard'
+import { ExitGuard, bound, firstStop } from '../exit-guard'
 import type { CliIo, RunStatus, StopSignal } from '../io'
 import { routeSecrets } from '../model-route'
 import { Redactor, redactUrlUserinfo } from '../redact'
@@ -69,9 +69,7 @@ export async function runInteractive(settings: DemoSettings, io: CliIo): Promise
   /** The close under way, once an exit has begun. */
   let closing: Promise<void> | undefined
   const stop = (signal: StopSignal) => {
-    // One hangup often arrives twice (from the kernel when the terminal closes, and from the shell that ran us).
-    if (stopped === 'SIGHUP' && signal === 'SIGHUP') return
-    if (stopped || guard.started) return io.abort(signal)
+    if (!firstStop(stopped, signal, guard, (again) => io.abort(again))) return
     stopped = signal
     if (started) stopNow()
   }
