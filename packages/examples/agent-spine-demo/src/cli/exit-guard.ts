@@ -1,4 +1,10 @@
-import type { StopSignal } from './io'
+/**
+ * The signals that ask the command line to stop: SIGTERM (`kill`, a container
+ * stop, systemd) and SIGHUP (the terminal was closed). Either closes the run
+ * down as an exit would (the open turn cancelled and ended in the log, the log
+ * flushed, the session released), then ends the process by the same signal.
+ */
+export type StopSignal = 'SIGTERM' | 'SIGHUP'
 
 /**
  * How long an exit the person asked for (a second Ctrl-C) may spend closing

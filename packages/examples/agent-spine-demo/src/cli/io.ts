@@ -1,12 +1,6 @@
-import { EXIT_GRACE_MS } from './exit-guard'
+import { EXIT_GRACE_MS, type StopSignal } from './exit-guard'
 
-/**
- * The signals that ask the command line to stop: SIGTERM (`kill`, a container
- * stop, systemd) and SIGHUP (the terminal was closed). Either closes the run
- * down as an exit would (the open turn cancelled and ended in the log, the log
- * flushed, the session released), then ends the process by the same signal.
- */
-export type StopSignal = 'SIGTERM' | 'SIGHUP'
+export type { StopSignal } from './exit-guard'
 
 /**
  * How a run ends: an exit status, or the stop signal the process re-raises
